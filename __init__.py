@@ -1,0 +1,20 @@
+"""strata: a Python-first ML compiler on upstream MLIR.
+
+    import strata
+    exe = strata.compile(mlir_text, target="cpu")
+    y = exe(x)                      # numpy in, numpy out
+"""
+
+from .diagnostics import CompileError
+
+__version__ = "0.1.0"
+
+
+def compile(module_or_text, target: str = "cpu", entry: str | None = None):  # noqa: A001
+    """Compiles graph-dialect IR for `target` and returns a callable over numpy arrays."""
+    from .compiler import compile_module
+
+    return compile_module(module_or_text, target=target, entry=entry)
+
+
+__all__ = ["CompileError", "compile"]

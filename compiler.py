@@ -1,0 +1,221 @@
+"""Compiling graph-dialect modules: lowering, JIT execution and artifact emission."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from . import pipelines, source
+from .dialects import target as targets
+from .diagnostics import CompileError, collecting_errors
+from .runtime.abi import DTYPES, Function, Signature, TensorSpec, packed_invoker
+from .runtime.native import SIGNATURES_SYMBOL
+
+EMIT_KINDS = ("mlir", "llvm", "asm", "obj", "so")
+
+_MLIR_LIBS = Path(ir.__file__).parent / "_mlir_libs"
+_RUNTIME_LIBS = Path(ir.__file__).parent / "lib"
+
+
+def load(module_or_text, context: ir.Context | None = None, name: str = "<input>") -> ir.Module:
+    """A module from text (parsed, verified) or an existing `ir.Module` (used as is)."""
+    if isinstance(module_or_text, ir.Module):
+        return module_or_text
+    return source.parse(str(module_or_text), context or source.make_context(), name)
+
+
+def signatures(module: ir.Module) -> list[Signature]:
+    """The tensor signatures of the module's public functions, before lowering."""
+    result = []
+    for op in module.body.operations:
+        if op.operation.name != "func.func" or "sym_visibility" in op.attributes:
+            continue
+        if not op.regions[0].blocks:
+            continue
+        fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        try:
+            ins = tuple(_spec(t) for t in fn_type.inputs)
+            outs = tuple(_spec(t) for t in fn_type.results)
+        except ValueError as error:
+            op.location.emit_error(f"function '{name}' cannot be called from the runtime: {error}")
+            raise CompileError(f"function '{name}': {error}") from None
+        result.append(Signature(name, ins, outs))
+    return result
+
+
+def _spec(t: ir.Type) -> TensorSpec:
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        raise ValueError(f"argument and result types must be static tensors, got {t}")
+    element = str(t.element_type)
+    if element not in DTYPES:
+        raise ValueError(f"element type {element} has no numpy equivalent")
+    return TensorSpec(tuple(t.shape), element)
+
+
+def lower(module: ir.Module, target: str | targets.TargetDesc = "cpu", **run_options) -> None:
+    """Runs the target's pipeline on `module` in place (down to the LLVM dialect for CPUs)."""
+    desc = targets.resolve(target) if isinstance(target, str) else target
+    with module.context:
+        targets.attach(module, desc)
+    pipelines.get(desc.kind).run(module, **run_options)
+
+
+def jit(module: ir.Module, sigs: list[Signature]) -> dict[str, Function]:
+    """JIT-compiles an LLVM-dialect module for the host; returns its functions."""
+    with collecting_errors(module.context, "JIT compilation"):
+        engine = ExecutionEngine(
+            module, opt_level=3, shared_libs=[str(_RUNTIME_LIBS / "libmlir_c_runner_utils.so")]
+        )
+    functions = {}
+    for sig in sigs:
+        address = engine.raw_lookup(f"_mlir_ciface_{sig.name}")
+        count = len(sig.inputs) + len(sig.results)
+        functions[sig.name] = Function(sig, packed_invoker(address, count), engine)
+    return functions
+
+
+def pick_entry(sigs: list[Signature], entry: str | None) -> Signature:
+    names = [s.name for s in sigs]
+    if entry is not None:
+        if entry not in names:
+            raise CompileError(f"no public function '{entry}' (functions: {', '.join(names)})")
+        return sigs[names.index(entry)]
+    if len(sigs) == 1:
+        return sigs[0]
+    if "main" in names:
+        return sigs[names.index("main")]
+    if not sigs:
+        raise CompileError("the module has no public function to run")
+    raise CompileError(f"several functions ({', '.join(names)}): choose one as the entry")
+
+
+def compile_module(module_or_text, target: str = "cpu", entry: str | None = None) -> Function:
+    """`strata.compile`: a callable over numpy arrays for the entry function."""
+    desc = targets.resolve(target)
+    if desc.kind != "cpu" or not desc.is_host:
+        raise CompileError(f"target '{target}' cannot run in this process (only the host CPU can)")
+    module = load(module_or_text)
+    sigs = signatures(module)
+    chosen = pick_entry(sigs, entry)
+    lower(module, desc)
+    return jit(module, [chosen])[chosen.name]
+
+
+# ----------------------------------------------------------------------------------------------
+# Emission.
+
+
+def _capi() -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(_MLIR_LIBS / "libMLIRPythonCAPI.so"))
+    lib.mlirTranslateModuleToLLVMIRToString.restype = ctypes.c_void_p
+    lib.mlirTranslateModuleToLLVMIRToString.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def _operation_pointer(op: ir.Operation) -> int:
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return get(op._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
+
+
+def translate_to_llvm_ir(module: ir.Module) -> str:
+    """LLVM IR text of an LLVM-dialect module."""
+    lib = _capi()
+    with collecting_errors(module.context, "translation to LLVM IR"):
+        raw = lib.mlirTranslateModuleToLLVMIRToString(_operation_pointer(module.operation))
+    if not raw:
+        raise CompileError("translation to LLVM IR failed")
+    try:
+        return ctypes.string_at(raw).decode()
+    finally:
+        ctypes.CDLL(None).free(ctypes.c_void_p(raw))
+
+
+def embed_signatures(module: ir.Module, sigs: list[Signature]) -> None:
+    """Adds the `strata_signatures` JSON string the native runtime reads."""
+    text = json.dumps([json.loads(s.to_json()) for s in sigs])
+    data = text.encode() + b"\0"
+    escaped = "".join(f"\\{b:02X}" for b in data)
+    with module.context, ir.Location.unknown():
+        glob = ir.Operation.parse(
+            f'llvm.mlir.global external constant @{SIGNATURES_SYMBOL}("{escaped}")'
+            f" {{addr_space = 0 : i32}} : !llvm.array<{len(data)} x i8>"
+        )
+        module.body.append(glob)
+
+
+def _target_machine(desc: targets.TargetDesc):
+    import llvmlite.binding as llvm
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    target = llvm.Target.from_triple(desc.triple)
+    return target.create_target_machine(
+        cpu=desc.cpu, features=desc.features, opt=3, reloc="pic", codemodel="default"
+    )
+
+
+def _llvm_module(ir_text: str, desc: targets.TargetDesc):
+    import llvmlite.binding as llvm
+
+    machine = _target_machine(desc)
+    mod = llvm.parse_assembly(ir_text)
+    mod.triple = desc.triple
+    mod.data_layout = str(machine.target_data)
+    mod.verify()
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(mod, builder)
+    return mod, machine
+
+
+def emit(module: ir.Module, kind: str, target: str = "cpu") -> bytes:
+    """Lowers `module` for `target` and returns the artifact `kind` (see EMIT_KINDS)."""
+    if kind not in EMIT_KINDS:
+        raise CompileError(f"unknown --emit kind '{kind}' (known: {', '.join(EMIT_KINDS)})")
+    desc = targets.resolve(target)
+    sigs = signatures(module)
+    lower(module, desc)
+    if kind == "so":
+        embed_signatures(module, sigs)
+    if kind == "mlir":
+        return str(module).encode()
+    ir_text = translate_to_llvm_ir(module)
+    if kind == "llvm":
+        return ir_text.encode()
+    mod, machine = _llvm_module(ir_text, desc)
+    if kind == "asm":
+        return machine.emit_assembly(mod).encode()
+    obj = machine.emit_object(mod)
+    if kind == "obj":
+        return obj
+    if not desc.is_host:
+        raise CompileError(f"--emit so is for the host only; use --emit obj for '{target}'")
+    return link_shared(obj)
+
+
+def link_shared(obj: bytes) -> bytes:
+    """Links an object into a shared library with the system C compiler (libm for math)."""
+    linker = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not linker:
+        raise CompileError("no C compiler found to link the shared library (set CC)")
+    with tempfile.TemporaryDirectory() as tmp:
+        obj_path, so_path = Path(tmp, "module.o"), Path(tmp, "module.so")
+        obj_path.write_bytes(obj)
+        command = [linker, "-shared", "-o", str(so_path), str(obj_path), "-lm"]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CompileError(
+                f"linking failed: {' '.join(command)}\n{done.stderr.strip()}"
+            )
+        return so_path.read_bytes()

@@ -1,0 +1,565 @@
+"""`--graph-to-linalg`: lowers every graph op to linalg/tensor/arith/math on tensors.
+
+One rewrite pattern per op, applied by the greedy driver. Elementwise ops become one
+`linalg.generic` each (broadcasting through indexing maps); matmul and convolution become
+named linalg ops where one fits, so later tiling can match them; reductions, softmax and the
+norms are written in their numerically stable forms.
+"""
+
+import math
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, math as mmath, tensor
+from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
+
+from ..dialects.graph import Graph, normalize_axes, normalize_axis, reduced_shape, slice_bounds
+from . import linalg_builders as lb
+from .registry import PassFailure, register_pass
+
+# ----------------------------------------------------------------------------------------------
+# Scalar arithmetic that picks the float or integer op from the element type.
+
+
+def _is_float(v: ir.Value) -> bool:
+    return isinstance(v.type, ir.FloatType)
+
+
+def add(a, b):
+    return arith.addf(a, b) if _is_float(a) else arith.addi(a, b)
+
+
+def sub(a, b):
+    return arith.subf(a, b) if _is_float(a) else arith.subi(a, b)
+
+
+def mul(a, b):
+    return arith.mulf(a, b) if _is_float(a) else arith.muli(a, b)
+
+
+def div(a, b):
+    return arith.divf(a, b) if _is_float(a) else arith.divsi(a, b)
+
+
+def maximum(a, b):
+    return arith.maximumf(a, b) if _is_float(a) else arith.maxsi(a, b)
+
+
+def minimum(a, b):
+    return arith.minimumf(a, b) if _is_float(a) else arith.minsi(a, b)
+
+
+def const(like: ir.Value, value: float) -> ir.Value:
+    return lb.scalar(like.type, value)
+
+
+def sigmoid(x):
+    one = const(x, 1.0)
+    return arith.divf(one, arith.addf(one, mmath.exp(arith.negf(x))))
+
+
+def gelu(x, approximate: str):
+    half, one = const(x, 0.5), const(x, 1.0)
+    if approximate == "tanh":
+        inner = arith.mulf(
+            const(x, math.sqrt(2.0 / math.pi)),
+            arith.addf(x, arith.mulf(const(x, 0.044715), arith.mulf(x, arith.mulf(x, x)))),
+        )
+        phi = arith.addf(one, mmath.tanh(inner))
+    else:
+        phi = arith.addf(one, mmath.erf(arith.mulf(x, const(x, 1.0 / math.sqrt(2.0)))))
+    return arith.mulf(arith.mulf(half, x), phi)
+
+
+def convert(x: ir.Value, to: ir.Type) -> ir.Value:
+    src = x.type
+    if src == to:
+        return x
+    src_float, to_float = isinstance(src, ir.FloatType), isinstance(to, ir.FloatType)
+    if src_float and to_float:
+        wider = ir.FloatType(to).width > ir.FloatType(src).width
+        return arith.extf(to, x) if wider else arith.truncf(to, x)
+    if src_float:
+        return arith.fptosi(to, x)
+    unsigned = ir.IntegerType(src).width == 1  # booleans convert as 0/1
+    if to_float:
+        return arith.uitofp(to, x) if unsigned else arith.sitofp(to, x)
+    if ir.IntegerType(to).width > ir.IntegerType(src).width:
+        return arith.extui(to, x) if unsigned else arith.extsi(to, x)
+    return arith.trunci(to, x)
+
+
+# ----------------------------------------------------------------------------------------------
+# Patterns. Each receives the op's typed view and returns the replacement value.
+
+_LOWERINGS = {}
+
+
+def lowering(*mnemonics):
+    def register(fn):
+        for mnemonic in mnemonics:
+            _LOWERINGS[mnemonic] = fn
+        return fn
+
+    return register
+
+
+def _out(op) -> ir.RankedTensorType:
+    return ir.RankedTensorType(op.result.type)
+
+
+_BINARY = {
+    "add": add,
+    "sub": sub,
+    "mul": mul,
+    "div": div,
+    "maximum": maximum,
+    "minimum": minimum,
+    "pow": mmath.powf,
+}
+
+
+@lowering(*_BINARY)
+def lower_binary(op):
+    out = _out(op)
+    fn = _BINARY[op.mnemonic]
+    return lb.elementwise([op.lhs, op.rhs], out.shape, out.element_type, fn)
+
+
+_UNARY = {
+    "neg": lambda x: arith.negf(x) if _is_float(x) else arith.subi(const(x, 0), x),
+    "abs": lambda x: mmath.absf(x) if _is_float(x) else mmath.absi(x),
+    "exp": mmath.exp,
+    "log": mmath.log,
+    "sqrt": mmath.sqrt,
+    "rsqrt": mmath.rsqrt,
+    "tanh": mmath.tanh,
+    "sigmoid": sigmoid,
+    "relu": lambda x: arith.maximumf(x, const(x, 0.0)),
+    "silu": lambda x: arith.mulf(x, sigmoid(x)),
+    "erf": mmath.erf,
+}
+
+
+@lowering(*_UNARY)
+def lower_unary(op):
+    out = _out(op)
+    return lb.elementwise([op.input], out.shape, out.element_type, _UNARY[op.mnemonic])
+
+
+@lowering("gelu")
+def lower_gelu(op):
+    out = _out(op)
+    return lb.elementwise(
+        [op.input], out.shape, out.element_type, lambda x: gelu(x, op.approximate)
+    )
+
+
+@lowering("clamp")
+def lower_clamp(op):
+    out = _out(op)
+
+    def body(x):
+        return arith.minimumf(arith.maximumf(x, const(x, op.min)), const(x, op.max))
+
+    return lb.elementwise([op.input], out.shape, out.element_type, body)
+
+
+@lowering("cast")
+def lower_cast(op):
+    out = _out(op)
+    return lb.elementwise(
+        [op.input], out.shape, out.element_type, lambda x: convert(x, out.element_type)
+    )
+
+
+@lowering("matmul")
+def lower_matmul(op):
+    out = _out(op)
+    lhs, rhs = lb.ranked(op.lhs), lb.ranked(op.rhs)
+    init = lb.filled(out.shape, out.element_type, lb.scalar(out.element_type, 0))
+    if lhs.rank == 2 and rhs.rank == 2:
+        return linalg.matmul(op.lhs, op.rhs, outs=[init])
+    # General numpy.matmul: loops are (batch..., [m], [n], k).
+    batch = out.rank - (lhs.rank > 1) - (rhs.rank > 1)
+    m = batch if lhs.rank > 1 else None
+    n = batch + (lhs.rank > 1) if rhs.rank > 1 else None
+    k = out.rank
+    batch_shape = list(out.shape[:batch])
+
+    def batch_dims(t):
+        return lb.broadcast_dims(t.shape[:-2], batch_shape) if t.rank > 2 else []
+
+    lhs_map = batch_dims(lhs) + ([m, k] if lhs.rank > 1 else [k])
+    rhs_map = batch_dims(rhs) + ([k, n] if rhs.rank > 1 else [k])
+    out_map = list(range(out.rank))
+    element = out.element_type
+
+    def body(a, b, acc):
+        return add(acc, mul(convert(a, element), convert(b, element)))
+
+    return lb.generic(
+        [op.lhs, op.rhs],
+        init,
+        [lhs_map, rhs_map, out_map],
+        [lb.PARALLEL] * out.rank + [lb.REDUCTION],
+        body,
+    )
+
+
+@lowering("conv2d")
+def lower_conv2d(op):
+    out = _out(op)
+    element = out.element_type
+    top, left, bottom, right = op.padding
+    x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], lb.scalar(element, 0))
+    init = lb.filled(out.shape, element, lb.scalar(element, 0))
+    if op.groups == 1:
+        conv = linalg.conv_2d_nchw_fchw(
+            x, op.weight, outs=[init], strides=op.strides, dilations=op.dilations
+        )
+    else:
+        conv = _grouped_conv(op, x, init)
+    if op.bias is None:
+        return conv
+    return lb.generic(
+        [conv, op.bias],
+        lb.empty(out.shape, element),
+        [[0, 1, 2, 3], [1], [0, 1, 2, 3]],
+        [lb.PARALLEL] * 4,
+        lambda c, b, _: add(c, b),
+    )
+
+
+def _grouped_conv(op, x, init):
+    """out[n, o, y, x] += in[n, g*I + c, y*sh + kh*dh, x*sw + kw*dw] * w[o, c, kh, kw]."""
+    out_per_group = lb.ranked(op.weight).shape[0] // op.groups
+    in_per_group = lb.ranked(op.weight).shape[1]
+    n, o, oy, ox, c, kh, kw = (ir.AffineDimExpr.get(i) for i in range(7))
+    sh, sw = op.strides
+    dh, dw = op.dilations
+    channel = ir.AffineExpr.__floordiv__(o, out_per_group) * in_per_group + c
+    x_map = [n, channel, oy * sh + kh * dh, ox * sw + kw * dw]
+    return lb.generic(
+        [x, op.weight],
+        init,
+        [x_map, [o, c, kh, kw], [n, o, oy, ox]],
+        [lb.PARALLEL] * 4 + [lb.REDUCTION] * 3,
+        lambda a, b, acc: add(acc, mul(a, b)),
+    )
+
+
+@lowering("max_pool2d")
+def lower_max_pool2d(op):
+    out = _out(op)
+    element = out.element_type
+    top, left, bottom, right = op.padding
+    x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], lb.lowest(element))
+    window = lb.empty(op.kernel, element)
+    init = lb.filled(out.shape, element, lb.lowest(element))
+    return linalg.pooling_nchw_max(x, window, outs=[init], strides=op.strides, dilations=[1, 1])
+
+
+@lowering("avg_pool2d")
+def lower_avg_pool2d(op):
+    out = _out(op)
+    element = out.element_type
+    top, left, bottom, right = op.padding
+    x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], lb.scalar(element, 0))
+    window = lb.empty(op.kernel, element)
+    init = lb.filled(out.shape, element, lb.scalar(element, 0))
+    sums = linalg.pooling_nchw_sum(x, window, outs=[init], strides=op.strides, dilations=[1, 1])
+    counts = _pool_counts(op, lb.ranked(op.input).shape[2:], out.shape[2:])
+    if counts is None:
+        size = op.kernel[0] * op.kernel[1]
+        return lb.elementwise([sums], out.shape, element, lambda s: div(s, const(s, size)))
+    divisor = arith.ConstantOp(
+        ir.RankedTensorType.get(list(counts.shape), element),
+        ir.DenseElementsAttr.get(counts.astype(np.float32), type=element)
+        if element == ir.F32Type.get()
+        else ir.DenseElementsAttr.get(counts, type=element),
+    ).result
+    return lb.generic(
+        [sums, divisor],
+        lb.empty(out.shape, element),
+        [[0, 1, 2, 3], [2, 3], [0, 1, 2, 3]],
+        [lb.PARALLEL] * 4,
+        lambda s, d, _: div(s, d),
+    )
+
+
+def _pool_counts(op, in_hw, out_hw):
+    """Per output position, how many real (unpadded) inputs its window covers; None if all."""
+    if op.count_include_pad or not any(op.padding):
+        return None
+    counts = []
+    for axis in range(2):
+        low = op.padding[axis]
+        size, k, s = in_hw[axis], op.kernel[axis], op.strides[axis]
+        starts = np.arange(out_hw[axis]) * s - low
+        counts.append(np.minimum(starts + k, size) - np.maximum(starts, 0))
+    return np.outer(counts[0], counts[1]).astype(np.float64)
+
+
+@lowering("batch_norm")
+def lower_batch_norm(op):
+    out = _out(op)
+    rank = out.rank
+    eps = op.epsilon
+
+    def body(x, scale, bias, mean, var, _):
+        inv = mmath.rsqrt(arith.addf(var, const(var, eps)))
+        return arith.addf(arith.mulf(arith.subf(x, mean), arith.mulf(scale, inv)), bias)
+
+    full = list(range(rank))
+    return lb.generic(
+        [op.input, op.scale, op.bias, op.mean, op.var],
+        lb.empty(out.shape, out.element_type),
+        [full, [1], [1], [1], [1], full],
+        [lb.PARALLEL] * rank,
+        body,
+    )
+
+
+def softmax(x: ir.Value, axis: int) -> ir.Value:
+    t = lb.ranked(x)
+    full = list(range(t.rank))
+    kept = [i for i in full if i != axis]
+    element = t.element_type
+    peak = lb.reduce(x, [axis], lb.lowest(element), maximum)
+    shifted = lb.generic(
+        [x, peak],
+        lb.empty(t.shape, element),
+        [full, kept, full],
+        [lb.PARALLEL] * t.rank,
+        lambda v, m, _: mmath.exp(arith.subf(v, m)),
+    )
+    total = lb.reduce(shifted, [axis], lb.scalar(element, 0), add)
+    return lb.generic(
+        [shifted, total],
+        lb.empty(t.shape, element),
+        [full, kept, full],
+        [lb.PARALLEL] * t.rank,
+        lambda e, s, _: arith.divf(e, s),
+    )
+
+
+@lowering("softmax")
+def lower_softmax(op):
+    return softmax(op.input, normalize_axis(op.axis, _out(op).rank))
+
+
+def _mean_over(x: ir.Value, axes: list[int], count: int) -> ir.Value:
+    total = lb.reduce(x, axes, lb.scalar(lb.ranked(x).element_type, 0), add)
+    out = lb.ranked(total)
+    return lb.elementwise([total], out.shape, out.element_type, lambda s: div(s, const(s, count)))
+
+
+@lowering("layer_norm", "rms_norm")
+def lower_norm(op):
+    t = _out(op)
+    axis = normalize_axis(op.axis, t.rank)
+    axes = list(range(axis, t.rank))
+    full = list(range(t.rank))
+    kept = full[:axis]
+    count = math.prod(t.shape[axis:])
+    element = t.element_type
+    parallel = [lb.PARALLEL] * t.rank
+    eps = op.epsilon
+    x = op.input
+    if op.mnemonic == "layer_norm":
+        mean = _mean_over(x, axes, count)
+        x = lb.generic(
+            [x, mean], lb.empty(t.shape, element), [full, kept, full], parallel,
+            lambda v, m, _: arith.subf(v, m),
+        )
+    squares = lb.elementwise([x], t.shape, element, lambda v: arith.mulf(v, v))
+    var = _mean_over(squares, axes, count)
+
+    def normalize(v, s, gamma, *rest):
+        scaled = arith.mulf(arith.mulf(v, mmath.rsqrt(arith.addf(s, const(s, eps)))), gamma)
+        return arith.addf(scaled, rest[0]) if len(rest) == 2 else scaled
+
+    params = [op.gamma] + ([op.beta] if op.mnemonic == "layer_norm" else [])
+    return lb.generic(
+        [x, var, *params],
+        lb.empty(t.shape, element),
+        [full, kept] + [axes] * len(params) + [full],
+        parallel,
+        normalize,
+    )
+
+
+@lowering("reduce_sum", "reduce_mean", "reduce_max")
+def lower_reduce(op):
+    t = lb.ranked(op.input)
+    axes = normalize_axes(op.axes, t.rank)
+    element = t.element_type
+    if op.mnemonic == "reduce_max":
+        reduced = lb.reduce(op.input, axes, lb.lowest(element), maximum)
+    elif op.mnemonic == "reduce_sum":
+        reduced = lb.reduce(op.input, axes, lb.scalar(element, 0), add)
+    else:
+        reduced = _mean_over(op.input, axes, math.prod(t.shape[a] for a in axes))
+    return lb.reshape(reduced, reduced_shape(list(t.shape), axes, op.keepdims))
+
+
+@lowering("reshape")
+def lower_reshape(op):
+    return lb.reshape(op.input, _out(op).shape)
+
+
+@lowering("broadcast_to")
+def lower_broadcast_to(op):
+    out = _out(op)
+    return lb.elementwise([op.input], out.shape, out.element_type, lambda x: x)
+
+
+@lowering("transpose")
+def lower_transpose(op):
+    out = _out(op)
+    init = lb.empty(out.shape, out.element_type)
+    return linalg.transpose(op.input, outs=[init], permutation=op.perm).result
+
+
+@lowering("concat")
+def lower_concat(op):
+    out = _out(op)
+    axis = normalize_axis(op.axis, out.rank)
+    result = lb.empty(out.shape, out.element_type)
+    offset = 0
+    for value in op.inputs:
+        offsets = [0] * out.rank
+        offsets[axis] = offset
+        result = lb.insert_slice(value, result, offsets)
+        offset += lb.ranked(value).shape[axis]
+    return result
+
+
+@lowering("slice")
+def lower_slice(op):
+    shape = lb.ranked(op.input).shape
+    bounds = [
+        slice_bounds(d, s, e, st) for d, s, e, st in zip(shape, op.starts, op.ends, op.steps)
+    ]
+    return lb.extract_slice(op.input, [b[0] for b in bounds], [b[1] for b in bounds], op.steps)
+
+
+@lowering("gather")
+def lower_gather(op):
+    out = _out(op)
+    t = lb.ranked(op.input)
+    ind = lb.ranked(op.indices)
+    axis = normalize_axis(op.axis, t.rank)
+    index_map = list(range(axis, axis + ind.rank))
+
+    def body(i, _):
+        position = arith.index_cast(ir.IndexType.get(), i)
+        size = arith.ConstantOp(ir.IndexType.get(), t.shape[axis]).result
+        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+        negative = arith.cmpi(arith.CmpIPredicate.slt, position, zero)
+        position = arith.select(negative, arith.addi(position, size), position)
+        coords = [lb.index(d) for d in range(axis)]
+        coords.append(position)
+        coords += [lb.index(axis + ind.rank + d) for d in range(t.rank - axis - 1)]
+        return tensor.extract(op.input, coords)
+
+    return lb.generic(
+        [op.indices],
+        lb.empty(out.shape, out.element_type),
+        [index_map, list(range(out.rank))],
+        [lb.PARALLEL] * out.rank,
+        body,
+    )
+
+
+@lowering("constant")
+def lower_constant(op):
+    return arith.ConstantOp(op.result.type, op.value).result
+
+
+@lowering("attention")
+def lower_attention(op):
+    out = _out(op)
+    q, k = lb.ranked(op.q), lb.ranked(op.k)
+    b, h, s, d = q.shape
+    kv = k.shape[2]
+    element = out.element_type
+    scale = op.scale if op.scale is not None else 1.0 / math.sqrt(d)
+    zero = lb.scalar(element, 0)
+    # scores[b, h, i, j] = scale * sum_d q[b, h, i, d] * k[b, h, j, d]
+    scores = lb.generic(
+        [op.q, op.k],
+        lb.filled([b, h, s, kv], element, zero),
+        [[0, 1, 2, 4], [0, 1, 3, 4], [0, 1, 2, 3]],
+        [lb.PARALLEL] * 4 + [lb.REDUCTION],
+        lambda a, c, acc: arith.addf(acc, arith.mulf(a, c)),
+    )
+    offset = kv - s
+
+    def scale_and_mask(v, _):
+        scaled = arith.mulf(v, const(v, scale))
+        if not op.causal:
+            return scaled
+        i = arith.index_cast(ir.IntegerType.get_signless(64), lb.index(2))
+        j = arith.index_cast(ir.IntegerType.get_signless(64), lb.index(3))
+        limit = arith.addi(i, lb.scalar(ir.IntegerType.get_signless(64), offset))
+        future = arith.cmpi(arith.CmpIPredicate.sgt, j, limit)
+        return arith.select(future, const(v, float("-inf")), scaled)
+
+    full = [0, 1, 2, 3]
+    masked = lb.generic(
+        [scores], lb.empty([b, h, s, kv], element), [full, full], [lb.PARALLEL] * 4,
+        scale_and_mask,
+    )
+    probs = softmax(masked, 3)
+    # out[b, h, i, e] = sum_j probs[b, h, i, j] * v[b, h, j, e]
+    return lb.generic(
+        [probs, op.v],
+        lb.filled(out.shape, element, zero),
+        [[0, 1, 2, 4], [0, 1, 4, 3], [0, 1, 2, 3]],
+        [lb.PARALLEL] * 4 + [lb.REDUCTION],
+        lambda p, v, acc: arith.addf(acc, arith.mulf(p, v)),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# The pass.
+
+
+def _pattern(lower):
+    def rewrite(operation, rewriter):
+        op = Graph.view(operation)
+        with rewriter.ip, operation.location:
+            value = lower(op)
+        rewriter.replace_op(operation, [value])
+
+    return rewrite
+
+
+def patterns(context: ir.Context) -> RewritePatternSet:
+    """The graph-to-linalg rewrite patterns, one per graph op."""
+    missing = set(Graph.ops) - set(_LOWERINGS)
+    assert not missing, f"graph ops without a lowering: {sorted(missing)}"
+    pattern_set = RewritePatternSet(context)
+    for mnemonic, lower in _LOWERINGS.items():
+        pattern_set.add(f"graph.{mnemonic}", _pattern(lower))
+    return pattern_set
+
+
+@register_pass("graph-to-linalg", "Lower graph ops to linalg, tensor, arith and math on tensors")
+def graph_to_linalg(module: ir.Operation) -> None:
+    apply_patterns_and_fold_greedily(module, patterns(module.context).freeze())
+    leftovers = []
+
+    def find(op):
+        if op.name.startswith("graph."):
+            leftovers.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(find, ir.WalkOrder.PRE_ORDER)
+    for op in leftovers:
+        op.location.emit_error(f"failed to lower '{op.name}' to linalg")
+    if leftovers:
+        raise PassFailure("graph-to-linalg")
+

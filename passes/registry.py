@@ -1,0 +1,69 @@
+"""The registry of strata's Python passes: one flag each, like MLIR's registered passes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+
+class PassFailure(Exception):
+    """A Python pass failed; it has already emitted diagnostics at the offending ops."""
+
+
+@dataclass
+class PassInfo:
+    """A Python pass: `run(module_op, **options)` rewrites the module in place."""
+
+    name: str
+    description: str
+    run: Callable[..., None]
+    options: dict[str, type] = field(default_factory=dict)
+
+    def parse_options(self, text: str) -> dict:
+        """Parses `opt=v opt2=v2` (MLIR's pass option syntax) into typed values."""
+        options = {}
+        for item in text.split():
+            key, _, value = item.partition("=")
+            if key not in self.options:
+                known = ", ".join(sorted(self.options)) or "none"
+                raise ValueError(f"pass '{self.name}' has no option '{key}' (options: {known})")
+            kind = self.options[key]
+            if kind is bool:
+                options[key] = value in ("", "1", "true", "True")
+            elif kind is list:
+                options[key] = [int(v) for v in value.split(",") if v]
+            else:
+                options[key] = kind(value)
+        return options
+
+    def __call__(self, module: ir.Operation, **options) -> None:
+        self.run(module, **options)
+
+
+PASSES: dict[str, PassInfo] = {}
+
+
+def register_pass(name: str, description: str, **options: type):
+    """Registers `fn(module_op, **options)` as the pass `--name`."""
+
+    def register(fn):
+        PASSES[name] = PassInfo(name, description, fn, options)
+        return fn
+
+    return register
+
+
+def get(name: str) -> PassInfo | None:
+    _load_all()
+    return PASSES.get(name)
+
+
+def all_passes() -> dict[str, PassInfo]:
+    _load_all()
+    return dict(sorted(PASSES.items()))
+
+
+def _load_all() -> None:
+    from . import graph_to_linalg, graph_verify  # noqa: F401  (registration on import)

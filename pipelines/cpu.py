@@ -1,0 +1,55 @@
+"""The CPU pipeline: graph -> linalg on tensors -> bufferization -> loops -> LLVM dialect.
+
+Functions keep their tensor signatures until bufferization; then results become trailing
+out-parameters (`f(inputs..., outputs...)`, all memrefs with identity layouts) and every public
+function gets a C interface (`_mlir_ciface_<name>` taking descriptor pointers), which is the
+ABI the runtime calls, from the JIT or from a shared library.
+"""
+
+from mlir import ir
+
+from ..passes.graph_to_linalg import graph_to_linalg
+from ..passes.graph_verify import graph_verify
+from . import Pipeline, Stage
+
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
+    "canonicalize, cse, buffer-deallocation-pipeline"
+)
+
+LOWER_LOOPS = (
+    "convert-linalg-to-loops, convert-math-to-libm, expand-strided-metadata, lower-affine,"
+    "convert-scf-to-cf, canonicalize, cse"
+)
+
+TO_LLVM = (
+    "finalize-memref-to-llvm, convert-math-to-llvm, convert-arith-to-llvm,"
+    "convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, convert-ub-to-llvm,"
+    "reconcile-unrealized-casts"
+)
+
+
+def emit_c_interface(module: ir.Operation) -> None:
+    """Marks public functions `llvm.emit_c_interface`: the runtime calls their C wrappers."""
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name != "func.func" or "sym_visibility" in op.attributes:
+            continue
+        if op.regions[0].blocks:
+            op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+
+
+def pipeline() -> Pipeline:
+    return Pipeline(
+        "cpu",
+        [
+            Stage("graph-verify", graph_verify, "check graph semantics"),
+            Stage("graph-to-linalg", graph_to_linalg, "graph ops to linalg on tensors"),
+            Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
+            Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
+            Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),
+            Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),
+            Stage("to-llvm", TO_LLVM, "everything to the LLVM dialect"),
+        ],
+    )

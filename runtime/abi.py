@@ -1,0 +1,158 @@
+"""The calling convention of compiled functions, shared by the JIT and shared libraries.
+
+A compiled function `f(inputs) -> results` is called as `_mlir_ciface_f(in..., out...)` where
+every argument is a pointer to a memref descriptor `{allocated, aligned, offset, sizes[r],
+strides[r]}`; the caller allocates the results. This module needs only numpy and ctypes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+# MLIR element type -> numpy dtype of the same bytes.
+DTYPES = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+
+
+class InvocationError(ValueError):
+    """The arguments of a call do not match the compiled function's signature."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    element: str  # an MLIR element type name, a key of DTYPES
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(DTYPES[self.element])
+
+    def __str__(self) -> str:
+        return f"tensor<{''.join(f'{d}x' for d in self.shape)}{self.element}>"
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    inputs: tuple[TensorSpec, ...]
+    results: tuple[TensorSpec, ...]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Signature:
+        data = json.loads(text)
+        return cls(
+            data["name"],
+            tuple(TensorSpec(tuple(t["shape"]), t["element"]) for t in data["inputs"]),
+            tuple(TensorSpec(tuple(t["shape"]), t["element"]) for t in data["results"]),
+        )
+
+
+_DESCRIPTORS: dict[int, type] = {}
+
+
+def descriptor_type(rank: int) -> type[ctypes.Structure]:
+    """The ctypes struct of a ranked memref descriptor."""
+    if rank not in _DESCRIPTORS:
+        fields = [
+            ("allocated", ctypes.c_void_p),
+            ("aligned", ctypes.c_void_p),
+            ("offset", ctypes.c_int64),
+        ]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        _DESCRIPTORS[rank] = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+    return _DESCRIPTORS[rank]
+
+
+def describe(array: np.ndarray) -> ctypes.Structure:
+    """A descriptor viewing a C-contiguous numpy array (the array must outlive the call)."""
+    desc = descriptor_type(array.ndim)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    desc.offset = 0
+    if array.ndim:
+        desc.sizes[:] = array.shape
+        desc.strides[:] = [s // array.itemsize for s in array.strides]
+    return desc
+
+
+def prepare_inputs(signature: Signature, args: tuple) -> list[np.ndarray]:
+    """Checks the arguments against the signature; returns contiguous arrays to pass."""
+    if len(args) != len(signature.inputs):
+        raise InvocationError(
+            f"'{signature.name}' takes {len(signature.inputs)} input(s), got {len(args)}"
+        )
+    arrays = []
+    for i, (arg, spec) in enumerate(zip(args, signature.inputs, strict=True)):
+        array = np.asarray(arg)
+        if array.dtype != spec.dtype:
+            raise InvocationError(
+                f"input {i} of '{signature.name}' must have dtype {spec.dtype} ({spec}), "
+                f"got {array.dtype}"
+            )
+        if tuple(array.shape) != spec.shape:
+            raise InvocationError(
+                f"input {i} of '{signature.name}' must have shape {list(spec.shape)} ({spec}), "
+                f"got {list(array.shape)}"
+            )
+        arrays.append(np.ascontiguousarray(array))
+    return arrays
+
+
+class Function:
+    """A compiled function callable with numpy arrays.
+
+    `invoke(pointers)` receives one descriptor pointer per input and output, in order. The
+    object keeps whatever owns the code (engine or library) alive.
+    """
+
+    def __init__(self, signature: Signature, invoke, owner=None):
+        self.signature = signature
+        self._invoke = invoke
+        self._owner = owner
+
+    def __call__(self, *args):
+        inputs = prepare_inputs(self.signature, args)
+        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.results]
+        descriptors = [describe(a) for a in inputs + outputs]
+        self._invoke([ctypes.addressof(d) for d in descriptors])
+        if len(outputs) == 1:
+            return outputs[0]
+        return tuple(outputs)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(map(str, self.signature.inputs))
+        outs = ", ".join(map(str, self.signature.results))
+        return f"<strata function {self.signature.name}({ins}) -> ({outs})>"
+
+
+def direct_invoker(address: int, count: int):
+    """Calls `_mlir_ciface_<f>(desc*...)` at `address` (a shared library's symbol)."""
+    fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * count))(address)
+    return lambda pointers: fn(*pointers)
+
+
+def packed_invoker(address: int, count: int):
+    """Calls MLIR's packed wrapper `void(void** args)` (the ExecutionEngine's entry points)."""
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+
+    def invoke(pointers):
+        slots = [ctypes.c_void_p(p) for p in pointers]
+        packed = (ctypes.c_void_p * count)(*[ctypes.addressof(s) for s in slots])
+        fn(packed)
+
+    return invoke

@@ -1,0 +1,124 @@
+"""Reading MLIR source: contexts with strata's dialects, located parsing, split input files."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlir import ir
+
+from . import dialects
+from .diagnostics import CompileError, DiagnosticCollector, from_mlir_error
+
+SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+
+
+def make_context() -> ir.Context:
+    """A context with every upstream dialect and strata's own dialects loaded.
+
+    Multithreading is off: strata's Python verifiers and patterns run inside MLIR callbacks.
+    """
+    context = ir.Context()
+    context.enable_multithreading(False)
+    dialects.load(context)
+    return context
+
+
+@dataclass
+class Chunk:
+    """A piece of an input file; `first_line` keeps diagnostics pointing into the whole file."""
+
+    text: str
+    first_line: int = 1
+
+
+def split_input(text: str, split: bool) -> list[Chunk]:
+    """Splits at `// -----` lines (mlir-opt's --split-input-file)."""
+    if not split:
+        return [Chunk(text)]
+    chunks, line, start = [], 1, 0
+    for match in SPLIT_MARKER.finditer(text):
+        piece = text[start : match.start()]
+        chunks.append(Chunk(piece, line))
+        line += piece.count("\n") + 1
+        start = match.end() + 1
+    chunks.append(Chunk(text[start:], line))
+    return chunks
+
+
+def read_source(path: str) -> str:
+    """The text of `path` (`-` is stdin); a missing or binary file is a CompileError."""
+    import sys
+
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise CompileError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise CompileError(f"{path}: is a directory") from None
+        except OSError as error:
+            raise CompileError(f"{path}: cannot read: {error.strerror}") from None
+    if b"\0" in data:
+        raise CompileError(f"{path}: not a text file (MLIR source or bytecode expected)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CompileError(f"{path}: not valid UTF-8 text") from None
+
+
+def parse(
+    text: str,
+    context: ir.Context,
+    name: str = "<input>",
+    first_line: int = 1,
+    verify: bool = True,
+) -> ir.Module:
+    """Parses `text` into a module, like mlir-opt: ops outside a module get one implicitly.
+
+    Locations name `name` with line numbers counted from `first_line`. With `verify`, the
+    strata dialects' semantic verifiers run too. Errors raise CompileError with every diagnostic.
+    """
+    padded = "\n" * (first_line - 1) + text
+    with context, ir.Location.unknown(), DiagnosticCollector(context) as collector:
+        try:
+            op = ir.Operation.parse(padded, source_name=name)
+        except ir.MLIRError as error:
+            if "single top-level operation" not in str(error):
+                raise from_mlir_error(error) from None
+            op = _parse_wrapped(padded, name)
+        module = _as_module(op)
+        if verify and not dialects.verify_semantics(module.operation):
+            raise CompileError(collector.errors)
+    return module
+
+
+def _parse_wrapped(text: str, name: str) -> ir.Operation:
+    """Parses several top-level ops as the body of a module.
+
+    `module {` goes on the first line, so only columns of that line shift (by its length);
+    line numbers stay true.
+    """
+    head, newline, rest = text.partition("\n")
+    try:
+        return ir.Operation.parse(f"module {{{head}{newline}{rest}\n}}", source_name=name)
+    except ir.MLIRError as error:
+        raise from_mlir_error(error) from None
+
+
+def _as_module(op: ir.OpView | ir.Operation) -> ir.Module:
+    """An `ir.Module` owning `op`'s contents (the bindings cannot wrap a parsed module op)."""
+    op = getattr(op, "operation", op)
+    module = ir.Module.create(op.location)
+    if op.name != "builtin.module":
+        module.body.append(op)
+        return module
+    for attr in op.attributes:
+        module.operation.attributes[attr.name] = attr.attr
+    for inner in list(op.regions[0].blocks[0].operations):
+        module.body.append(inner)
+    op.erase()
+    return module
