@@ -15,7 +15,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from . import pipelines, source
 from .dialects import target as targets
-from .diagnostics import CompileError, collecting_errors
+from .diagnostics import CompileError, SourcePos, collecting_errors, source_pos
 from .runtime.abi import DTYPES, Function, Signature, TensorSpec, packed_invoker
 from .runtime.native import SIGNATURES_SYMBOL
 
@@ -50,6 +50,15 @@ def signatures(module: ir.Module) -> list[Signature]:
             raise CompileError(f"function '{name}': {error}") from None
         result.append(Signature(name, ins, outs))
     return result
+
+
+def function_positions(module: ir.Module) -> dict[str, SourcePos | None]:
+    """Where each function of the module is defined, for errors about calling it."""
+    return {
+        ir.StringAttr(op.attributes["sym_name"]).value: source_pos(op.location)
+        for op in module.body.operations
+        if op.operation.name == "func.func"
+    }
 
 
 def _spec(t: ir.Type) -> TensorSpec:
@@ -179,13 +188,16 @@ def _llvm_module(ir_text: str, desc: targets.TargetDesc):
     return mod, machine
 
 
-def emit(module: ir.Module, kind: str, target: str = "cpu") -> bytes:
-    """Lowers `module` for `target` and returns the artifact `kind` (see EMIT_KINDS)."""
+def emit(module: ir.Module, kind: str, target: str = "cpu", **run_options) -> bytes:
+    """Lowers `module` for `target` and returns the artifact `kind` (see EMIT_KINDS).
+
+    `run_options` go to the pipeline driver (print_after, timing, dump_dir).
+    """
     if kind not in EMIT_KINDS:
         raise CompileError(f"unknown --emit kind '{kind}' (known: {', '.join(EMIT_KINDS)})")
     desc = targets.resolve(target)
     sigs = signatures(module)
-    lower(module, desc)
+    lower(module, desc, **run_options)
     if kind == "so":
         embed_signatures(module, sigs)
     if kind == "mlir":

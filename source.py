@@ -11,7 +11,7 @@ from mlir import ir
 from . import dialects
 from .diagnostics import CompileError, DiagnosticCollector, from_mlir_error
 
-SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
 
 
 def make_context() -> ir.Context:

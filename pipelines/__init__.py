@@ -107,6 +107,7 @@ class Pipeline:
         module: ir.Module,
         *,
         verify: bool = True,
+        print_before: Iterable[str] | bool = (),
         print_after: Iterable[str] | bool = (),
         timing: bool = False,
         dump_dir: str | Path | None = None,
@@ -114,20 +115,20 @@ class Pipeline:
     ) -> Report:
         """Runs every stage on `module` in place.
 
-        `print_after` names stages (or True for all) whose output IR is written to `out`
-        (stderr by default); `dump_dir` gets `NN-<stage>.mlir` after every stage; `timing`
+        `print_before` / `print_after` name stages (or True for all) whose input / output IR
+        is written to `out` (stderr by default); `dump_dir` gets `NN-<stage>.mlir` after every stage; `timing`
         prints the report at the end. Failures raise CompileError with the diagnostics.
         """
         out = out or sys.stderr
-        wanted = set(self.names()) if print_after is True else set(print_after or ())
-        unknown = wanted - set(self.names())
-        if unknown:
-            raise KeyError(f"pipeline '{self.name}' has no stage(s) {sorted(unknown)}")
+        before = self._stage_set(print_before)
+        wanted = self._stage_set(print_after)
         if dump_dir is not None:
             Path(dump_dir).mkdir(parents=True, exist_ok=True)
         report = Report()
         context = module.context
         for number, stage in enumerate(self.stages):
+            if stage.name in before:
+                out.write(f"// -----// IR Dump Before {stage.name} //----- //\n{module}\n")
             start = time.perf_counter()
             with context, DiagnosticCollector(context) as collector:
                 _run_stage(stage, module, collector)
@@ -141,6 +142,13 @@ class Pipeline:
         if timing:
             out.write(report.format() + "\n")
         return report
+
+    def _stage_set(self, names: Iterable[str] | bool) -> set[str]:
+        chosen = set(self.names()) if names is True else set(names or ())
+        unknown = chosen - set(self.names())
+        if unknown:
+            raise KeyError(f"pipeline '{self.name}' has no stage(s) {sorted(unknown)}")
+        return chosen
 
 
 def _run_stage(stage: Stage, module: ir.Module, collector: DiagnosticCollector) -> None:

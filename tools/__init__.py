@@ -1,0 +1,1 @@
+"""strata's command-line tools: thin click wrappers over library functions."""
