@@ -84,16 +84,25 @@ def parse(
     """
     padded = "\n" * (first_line - 1) + text
     with context, ir.Location.unknown(), DiagnosticCollector(context) as collector:
-        try:
-            op = ir.Operation.parse(padded, source_name=name)
-        except ir.MLIRError as error:
-            if "single top-level operation" not in str(error):
+        if _starts_with_module(text):
+            try:
+                op = ir.Operation.parse(padded, source_name=name)
+            except ir.MLIRError as error:
                 raise from_mlir_error(error) from None
+        else:
             op = _parse_wrapped(padded, name)
         module = _as_module(op)
         if verify and not dialects.verify_semantics(module.operation):
             raise CompileError(collector.errors)
     return module
+
+
+_FIRST_TOKEN = re.compile(r'(?:\s|//[^\n]*)*("?builtin\.module"?|module)\b')
+
+
+def _starts_with_module(text: str) -> bool:
+    """Whether the first op (after comments) is a module: then it is the top-level op."""
+    return _FIRST_TOKEN.match(text) is not None
 
 
 def _parse_wrapped(text: str, name: str) -> ir.Operation:
@@ -102,9 +111,14 @@ def _parse_wrapped(text: str, name: str) -> ir.Operation:
     `module {` goes on the first line, so only columns of that line shift (by its length);
     line numbers stay true.
     """
-    head, newline, rest = text.partition("\n")
+    body, resources = text, ""
+    marker = text.find("{-#")
+    if marker >= 0:  # the file-level resource section stays outside the module
+        body, resources = text[:marker], text[marker:]
+    head, newline, rest = body.partition("\n")
+    wrapped = f"module {{{head}{newline}{rest}\n}}\n{resources}"
     try:
-        return ir.Operation.parse(f"module {{{head}{newline}{rest}\n}}", source_name=name)
+        return ir.Operation.parse(wrapped, source_name=name)
     except ir.MLIRError as error:
         raise from_mlir_error(error) from None
 

@@ -181,11 +181,16 @@ class ElementsAttr(Attr):
 
     @classmethod
     def accepts(cls, attr):
-        return isinstance(attr, ir.DenseElementsAttr | ir.DenseResourceElementsAttr)
+        return cls.to_python(attr) is not None
 
     @classmethod
     def to_python(cls, attr):
-        return attr
+        if isinstance(attr, ir.DenseElementsAttr):
+            return attr
+        try:  # the bindings give dense_resource attributes no concrete Python class
+            return ir.DenseResourceElementsAttr(attr)
+        except ValueError:
+            return None
 
     @classmethod
     def to_mlir(cls, value):

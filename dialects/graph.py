@@ -508,7 +508,11 @@ class BroadcastToOp(Graph.Operation, name="broadcast_to"):
         if sig.result is None:
             return None
         target = list(sig.result.shape)
-        if broadcast_shapes(list(sig.input.shape), target) != target:
+        try:
+            compatible = broadcast_shapes(list(sig.input.shape), target) == target
+        except VerifyError:
+            compatible = False
+        if not compatible:
             raise VerifyError(f"cannot broadcast {sig.input} to {sig.result}")
         return tensor(target, sig.input.element_type)
 
@@ -528,7 +532,12 @@ class TransposeOp(Graph.Operation, name="transpose"):
 
 
 class ConcatOp(Graph.Operation, name="concat"):
-    """Joins the inputs along `axis`; all other dims must agree."""
+    """Joins the inputs along `axis`; all other dims must agree.
+
+    Known limitation: IRDL binds every operand of a variadic group to one type, so today the
+    inputs must also have the same size along `axis` (IRDL reports "expected '<type>' but
+    got ..."). The checks below state the full contract for when that restriction is lifted.
+    """
 
     inputs: VariadicOperand
     axis: IntAttr
