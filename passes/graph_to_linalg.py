@@ -53,6 +53,11 @@ def const(like: ir.Value, value: float) -> ir.Value:
     return lb.scalar(like.type, value)
 
 
+def rsqrt(x):
+    # Written out: libm has no rsqrtf for convert-math-to-libm to call.
+    return arith.divf(const(x, 1.0), mmath.sqrt(x))
+
+
 def sigmoid(x):
     one = const(x, 1.0)
     return arith.divf(one, arith.addf(one, mmath.exp(arith.negf(x))))
@@ -132,7 +137,7 @@ _UNARY = {
     "exp": mmath.exp,
     "log": mmath.log,
     "sqrt": mmath.sqrt,
-    "rsqrt": mmath.rsqrt,
+    "rsqrt": rsqrt,
     "tanh": mmath.tanh,
     "sigmoid": sigmoid,
     "relu": lambda x: arith.maximumf(x, const(x, 0.0)),
@@ -238,7 +243,7 @@ def _grouped_conv(op, x, init):
     n, o, oy, ox, c, kh, kw = (ir.AffineDimExpr.get(i) for i in range(7))
     sh, sw = op.strides
     dh, dw = op.dilations
-    channel = ir.AffineExpr.__floordiv__(o, out_per_group) * in_per_group + c
+    channel = ir.AffineFloorDivExpr.get(o, ir.AffineConstantExpr.get(out_per_group)) * in_per_group + c
     x_map = [n, channel, oy * sh + kh * dh, ox * sw + kw * dw]
     return lb.generic(
         [x, op.weight],
@@ -308,7 +313,7 @@ def lower_batch_norm(op):
     eps = op.epsilon
 
     def body(x, scale, bias, mean, var, _):
-        inv = mmath.rsqrt(arith.addf(var, const(var, eps)))
+        inv = rsqrt(arith.addf(var, const(var, eps)))
         return arith.addf(arith.mulf(arith.subf(x, mean), arith.mulf(scale, inv)), bias)
 
     full = list(range(rank))
@@ -377,7 +382,7 @@ def lower_norm(op):
     var = _mean_over(squares, axes, count)
 
     def normalize(v, s, gamma, *rest):
-        scaled = arith.mulf(arith.mulf(v, mmath.rsqrt(arith.addf(s, const(s, eps)))), gamma)
+        scaled = arith.mulf(arith.mulf(v, rsqrt(arith.addf(s, const(s, eps)))), gamma)
         return arith.addf(scaled, rest[0]) if len(rest) == 2 else scaled
 
     params = [op.gamma] + ([op.beta] if op.mnemonic == "layer_norm" else [])
@@ -419,7 +424,7 @@ def lower_broadcast_to(op):
 def lower_transpose(op):
     out = _out(op)
     init = lb.empty(out.shape, out.element_type)
-    return linalg.transpose(op.input, outs=[init], permutation=op.perm).result
+    return linalg.transpose(op.input, outs=[init], permutation=op.perm).results[0]
 
 
 @lowering("concat")

@@ -1,0 +1,359 @@
+"""Every graph op, compiled for the CPU and checked against numpy."""
+
+import numpy as np
+import pytest
+from conftest import erf, run_op, tensor_type
+
+
+def rand(rng, *shape, low=-2.0, high=2.0):
+    return rng.uniform(low, high, shape).astype(np.float32)
+
+
+def check(actual, expected, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_broadcasting(op, rng):
+    a, b = rand(rng, 2, 3, 4), rand(rng, 3, 1, low=0.5, high=2.0)
+    check(run_op(op, [a, b], tensor_type([2, 3, 4])), BINARY[op](a, b))
+
+
+def test_binary_integers(rng):
+    a = rng.integers(-50, 50, (4, 5)).astype(np.int32)
+    b = rng.integers(1, 7, (5,)).astype(np.int32)
+    check(run_op("add", [a, b], tensor_type([4, 5], "i32")), a + b)
+    check(run_op("maximum", [a, b], tensor_type([4, 5], "i32")), np.maximum(a, b))
+    check(run_op("div", [a, b], tensor_type([4, 5], "i32")), np.trunc(a / b).astype(np.int32))
+
+
+def test_pow(rng):
+    a, b = rand(rng, 3, 4, low=0.1, high=3.0), rand(rng, 4, low=-2.0, high=2.0)
+    check(run_op("pow", [a, b], tensor_type([3, 4])), np.power(a, b), rtol=1e-5)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+UNARY = {
+    "neg": (np.negative, None),
+    "abs": (np.abs, None),
+    "exp": (np.exp, None),
+    "log": (np.log, (0.1, 5.0)),
+    "sqrt": (np.sqrt, (0.0, 5.0)),
+    "rsqrt": (lambda x: 1.0 / np.sqrt(x), (0.1, 5.0)),
+    "tanh": (np.tanh, None),
+    "sigmoid": (sigmoid, None),
+    "relu": (lambda x: np.maximum(x, 0), None),
+    "silu": (lambda x: x * sigmoid(x), None),
+    "erf": (erf, None),
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary(op, rng):
+    fn, bounds = UNARY[op]
+    x = rand(rng, 3, 17, *(() if bounds is None else ()), low=(bounds or (-4, 4))[0],
+             high=(bounds or (-4, 4))[1])
+    check(run_op(op, [x], tensor_type([3, 17])), fn(x.astype(np.float64)), rtol=2e-5)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu(approximate, rng):
+    x = rand(rng, 4, 33, low=-5, high=5)
+    x64 = x.astype(np.float64)
+    if approximate == "none":
+        expected = 0.5 * x64 * (1 + erf(x64 / np.sqrt(2)))
+    else:
+        expected = 0.5 * x64 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64**3)))
+    actual = run_op("gelu", [x], tensor_type([4, 33]), f'approximate = "{approximate}"')
+    check(actual, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_clamp(rng):
+    x = rand(rng, 5, 6, low=-10, high=10)
+    actual = run_op("clamp", [x], tensor_type([5, 6]), "min = 0.0 : f32, max = 6.0 : f32")
+    check(actual, np.clip(x, 0, 6))
+
+
+def test_cast(rng):
+    x = rand(rng, 4, 4, low=-100, high=100)
+    check(run_op("cast", [x], tensor_type([4, 4], "f16")), x.astype(np.float16), rtol=1e-3)
+    check(run_op("cast", [x], tensor_type([4, 4], "i32")), x.astype(np.int32))
+    i = rng.integers(-9, 9, (3,)).astype(np.int64)
+    check(run_op("cast", [i], tensor_type([3], "f32")), i.astype(np.float32))
+
+
+def test_bool_arguments_are_rejected_with_an_error():
+    import strata
+
+    flags = np.array([True, False, True])
+    with pytest.raises(strata.CompileError, match="i1 tensors cannot cross the function boundary"):
+        run_op("cast", [flags], tensor_type([3], "f32"))
+
+
+@pytest.mark.parametrize(
+    "lhs,rhs",
+    [
+        ((8, 16), (16, 4)),
+        ((2, 3, 8, 5), (5, 6)),
+        ((3, 1, 4, 5), (2, 5, 7)),
+        ((5,), (5, 3)),
+        ((4, 5), (5,)),
+        ((6,), (6,)),
+    ],
+)
+def test_matmul(lhs, rhs, rng):
+    a, b = rand(rng, *lhs), rand(rng, *rhs)
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    check(run_op("matmul", [a, b], tensor_type(expected.shape)), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_f16_accumulates_in_f32(rng):
+    a, b = rand(rng, 8, 64).astype(np.float16), rand(rng, 64, 8).astype(np.float16)
+    expected = a.astype(np.float32) @ b.astype(np.float32)
+    check(run_op("matmul", [a, b], tensor_type([8, 8])), expected, rtol=1e-5, atol=1e-5)
+
+
+def conv2d_ref(x, w, bias, strides, padding, dilations, groups):
+    n, c, h, wd = x.shape
+    o, i, kh, kw = w.shape
+    top, left, bottom, right = padding
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    oh = (h + top + bottom - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wd + left + right - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    per_group = o // groups
+    for oc in range(o):
+        g = oc // per_group
+        for y in range(oh):
+            for z in range(ow):
+                ys, zs = y * strides[0], z * strides[1]
+                patch = xp[:, g * i : (g + 1) * i,
+                           ys : ys + dilations[0] * (kh - 1) + 1 : dilations[0],
+                           zs : zs + dilations[1] * (kw - 1) + 1 : dilations[1]]
+                out[:, oc, y, z] = (patch * w[oc]).sum(axis=(1, 2, 3))
+    if bias is not None:
+        out += bias[None, :, None, None]
+    return out
+
+
+@pytest.mark.parametrize(
+    "strides,padding,dilations,groups,with_bias",
+    [
+        ((1, 1), (0, 0, 0, 0), (1, 1), 1, False),
+        ((2, 1), (1, 2, 0, 1), (1, 1), 1, True),
+        ((1, 1), (1, 1, 1, 1), (2, 2), 2, True),
+        ((1, 1), (1, 1, 1, 1), (1, 1), 4, False),
+    ],
+)
+def test_conv2d(strides, padding, dilations, groups, with_bias, rng):
+    x = rand(rng, 2, 4, 9, 8)
+    w = rand(rng, 8, 4 // groups, 3, 3)
+    bias = rand(rng, 8) if with_bias else None
+    expected = conv2d_ref(x, w, bias, strides, padding, dilations, groups)
+    attrs = (
+        f"strides = array<i64: {strides[0]}, {strides[1]}>, "
+        f"padding = array<i64: {', '.join(map(str, padding))}>, "
+        f"dilations = array<i64: {dilations[0]}, {dilations[1]}>, groups = {groups} : i64"
+    )
+    inputs = [x, w] + ([bias] if with_bias else [])
+    actual = run_op("conv2d", inputs, tensor_type(expected.shape), attrs)
+    check(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def pool_ref(x, kernel, strides, padding, kind, count_include_pad=False):
+    top, left, bottom, right = padding
+    fill = -np.inf if kind == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+    ones = np.pad(np.ones(x.shape[2:]), ((top, bottom), (left, right)))
+    oh = (xp.shape[2] - kernel[0]) // strides[0] + 1
+    ow = (xp.shape[3] - kernel[1]) // strides[1] + 1
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for y in range(oh):
+        for z in range(ow):
+            ys, zs = y * strides[0], z * strides[1]
+            win = xp[:, :, ys : ys + kernel[0], zs : zs + kernel[1]]
+            if kind == "max":
+                out[:, :, y, z] = win.max(axis=(2, 3))
+            else:
+                count = kernel[0] * kernel[1] if count_include_pad else \
+                    ones[ys : ys + kernel[0], zs : zs + kernel[1]].sum()
+                out[:, :, y, z] = win.sum(axis=(2, 3)) / count
+    return out
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize(
+    "kernel,strides,padding",
+    [((2, 2), (2, 2), (0, 0, 0, 0)), ((3, 3), (1, 2), (1, 1, 1, 0)), ((3, 2), (2, 1), (0, 1, 2, 1))],
+)
+def test_pooling(kind, kernel, strides, padding, rng):
+    x = rand(rng, 2, 3, 7, 8)
+    expected = pool_ref(x, kernel, strides, padding, kind)
+    attrs = (
+        f"kernel = array<i64: {kernel[0]}, {kernel[1]}>, "
+        f"strides = array<i64: {strides[0]}, {strides[1]}>, "
+        f"padding = array<i64: {', '.join(map(str, padding))}>"
+    )
+    actual = run_op(f"{kind}_pool2d", [x], tensor_type(expected.shape), attrs)
+    check(actual, expected)
+
+
+def test_avg_pool_count_include_pad(rng):
+    x = rand(rng, 1, 2, 5, 5)
+    expected = pool_ref(x, (3, 3), (1, 1), (1, 1, 1, 1), "avg", count_include_pad=True)
+    attrs = ("kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, "
+             "count_include_pad = true")
+    check(run_op("avg_pool2d", [x], tensor_type(expected.shape), attrs), expected)
+
+
+def test_batch_norm(rng):
+    x = rand(rng, 2, 3, 4, 5)
+    scale, bias, mean = rand(rng, 3), rand(rng, 3), rand(rng, 3)
+    var = rand(rng, 3, low=0.5, high=2.0)
+    c = (slice(None), None, None)
+    expected = (x - mean[c]) / np.sqrt(var[c] + 1e-3) * scale[c] + bias[c]
+    actual = run_op("batch_norm", [x, scale, bias, mean, var], tensor_type(x.shape),
+                    "epsilon = 1.0e-3 : f32")
+    check(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_softmax_is_stable(axis, rng):
+    x = rand(rng, 4, 6, 5, low=-5, high=5) * 30  # large logits: exp overflows without the max
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=axis, keepdims=True))
+    expected = e / e.sum(axis=axis, keepdims=True)
+    actual = run_op("softmax", [x], tensor_type(x.shape), f"axis = {axis} : i64")
+    assert np.isfinite(actual).all()
+    check(actual, expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_layer_norm(axis, rng):
+    x = rand(rng, 3, 4, 16) + 100.0  # a large mean: the two-pass variance keeps precision
+    axes = tuple(range(axis % 3, 3))
+    gamma, beta = rand(rng, *x.shape[axis % 3 :]), rand(rng, *x.shape[axis % 3 :])
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=axes, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
+    expected = (x64 - mean) / np.sqrt(var + 1e-5) * gamma + beta
+    actual = run_op("layer_norm", [x, gamma, beta], tensor_type(x.shape),
+                    f"axis = {axis} : i64, epsilon = 1.0e-5 : f32")
+    check(actual, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_rms_norm(rng):
+    x, gamma = rand(rng, 3, 16), rand(rng, 16)
+    x64 = x.astype(np.float64)
+    expected = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
+    actual = run_op("rms_norm", [x, gamma], tensor_type(x.shape), "axis = -1 : i64, epsilon = 1.0e-6 : f32")
+    check(actual, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,fn", [("reduce_sum", np.sum), ("reduce_mean", np.mean),
+                                   ("reduce_max", np.max)])
+@pytest.mark.parametrize("axes,keepdims", [((1,), False), ((0, 2), True), ((-1,), False)])
+def test_reductions(op, fn, axes, keepdims, rng):
+    x = rand(rng, 3, 4, 5)
+    expected = fn(x.astype(np.float64), axis=axes, keepdims=keepdims)
+    attrs = f"axes = array<i64: {', '.join(map(str, axes))}>, keepdims = {str(keepdims).lower()}"
+    check(run_op(op, [x], tensor_type(expected.shape), attrs), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("src,dst", [((2, 3, 4), (6, 4)), ((24,), (2, 3, 4)), ((1, 1), ()),
+                                     ((), (1, 1))])
+def test_reshape(src, dst, rng):
+    x = rand(rng, *src)
+    check(run_op("reshape", [x], tensor_type(dst)), x.reshape(dst))
+
+
+def test_broadcast_to(rng):
+    x = rand(rng, 3, 1)
+    check(run_op("broadcast_to", [x], tensor_type([2, 3, 4])), np.broadcast_to(x, (2, 3, 4)))
+
+
+def test_transpose(rng):
+    x = rand(rng, 2, 3, 4)
+    check(run_op("transpose", [x], tensor_type([4, 2, 3]), "perm = array<i64: 2, 0, 1>"),
+          x.transpose(2, 0, 1))
+
+
+def test_concat(rng):
+    a, b, c = rand(rng, 2, 3), rand(rng, 2, 3), rand(rng, 2, 3)
+    actual = run_op("concat", [a, b, c], tensor_type([2, 9]), "axis = -1 : i64")
+    check(actual, np.concatenate([a, b, c], axis=-1))
+
+
+@pytest.mark.parametrize(
+    "starts,ends,steps",
+    [((0, 1), (4, 5), (1, 1)), ((1, -4), (100, -1), (2, 1)), ((-3, 0), (5, 6), (3, 4))],
+)
+def test_slice(starts, ends, steps, rng):
+    x = rand(rng, 5, 6)
+    expected = x[tuple(slice(s, e, st) for s, e, st in zip(starts, ends, steps, strict=True))]
+    def arr(v):
+        return "array<i64: " + ", ".join(map(str, v)) + ">"
+    attrs = f"starts = {arr(starts)}, ends = {arr(ends)}, steps = {arr(steps)}"
+    check(run_op("slice", [x], tensor_type(expected.shape), attrs), expected)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_gather(axis, rng):
+    x = rand(rng, 4, 5)
+    indices = np.array([[0, -1], [2, 3]], dtype=np.int64)
+    expected = np.take(x, indices, axis=axis)
+    actual = run_op("gather", [x, indices], tensor_type(expected.shape), f"axis = {axis} : i64")
+    check(actual, expected)
+
+
+def test_constant():
+    text = """
+    func.func @main() -> tensor<2x2xf32> {
+      %0 = "graph.constant"() {value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+      %1 = "graph.constant"() {value = dense_resource<w> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+      %2 = "graph.add"(%0, %1) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+      return %2 : tensor<2x2xf32>
+    }
+    {-#
+      dialect_resources: { builtin: { w: "0x040000000000803F000000400000404000008040" } }
+    #-}
+    """
+    import strata
+
+    check(strata.compile(text)(), np.array([[2.0, 4.0], [6.0, 8.0]], np.float32))
+
+
+def attention_ref(q, k, v, causal, scale):
+    s = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    if causal:
+        offset = k.shape[2] - q.shape[2]
+        i = np.arange(q.shape[2])[:, None]
+        j = np.arange(k.shape[2])[None, :]
+        s = np.where(j > i + offset, -np.inf, s)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("bhij,bhje->bhie", p, v)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention(causal, rng):
+    q, k, v = rand(rng, 2, 3, 5, 8), rand(rng, 2, 3, 7, 8), rand(rng, 2, 3, 7, 4)
+    expected = attention_ref(q.astype(np.float64), k, v, causal, 1 / np.sqrt(8))
+    actual = run_op("attention", [q, k, v], tensor_type(expected.shape),
+                    f"causal = {str(causal).lower()}")
+    check(actual, expected, rtol=1e-5, atol=1e-6)
+    scaled = run_op("attention", [q, k, v], tensor_type(expected.shape), "scale = 0.5 : f32")
+    check(scaled, attention_ref(q.astype(np.float64), k, v, False, 0.5), rtol=1e-5, atol=1e-6)
