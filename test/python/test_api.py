@@ -1,0 +1,68 @@
+"""strata.compile: numpy in, numpy out, clear errors."""
+
+import numpy as np
+import pytest
+
+import strata
+from strata.runtime import InvocationError
+
+ADD = """
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {
+  %0 = "graph.add"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = "graph.reduce_sum"(%0) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2xf32>
+}
+"""
+
+
+def test_compile_returns_tuple_of_results():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.ones(3, np.float32)
+    total, sums = strata.compile(ADD)(a, b)
+    np.testing.assert_array_equal(total, a + b)
+    np.testing.assert_array_equal(sums, (a + b).sum(1))
+
+
+def test_wrong_arguments_raise_invocation_errors():
+    function = strata.compile(ADD)
+    with pytest.raises(InvocationError, match="takes 2 input"):
+        function(np.zeros((2, 3), np.float32))
+    with pytest.raises(InvocationError, match=r"must have shape \[3\]"):
+        function(np.zeros((2, 3), np.float32), np.zeros(4, np.float32))
+    with pytest.raises(InvocationError, match="must have dtype float32"):
+        function(np.zeros((2, 3), np.float32), np.zeros(3, np.float64))
+
+
+def test_invalid_ir_raises_located_error():
+    bad = """func.func @main(%a: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  %0 = "graph.relu"(%a) : (tensor<2x3xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}"""
+    with pytest.raises(strata.CompileError, match=r"<input>:2:8: error: 'graph.relu' op result"):
+        strata.compile(bad)
+
+
+def test_entry_selection():
+    text = ADD + ADD.replace("@main", "@other")
+    assert strata.compile(text, entry="other").signature.name == "other"
+    with pytest.raises(strata.CompileError, match="no public function 'missing'"):
+        strata.compile(text, entry="missing")
+
+
+def test_non_host_target_cannot_run():
+    with pytest.raises(strata.CompileError, match="cannot run in this process"):
+        strata.compile(ADD, target="cpu:aarch64")
+
+
+def test_shared_library_runs_without_the_compiler(tmp_path):
+    from strata import compiler, source
+    from strata.runtime import load
+
+    module = source.parse(ADD, source.make_context())
+    path = tmp_path / "add.so"
+    path.write_bytes(compiler.emit(module, "so"))
+    function = load(path)["main"]
+    a = np.full((2, 3), 2.0, np.float32)
+    total, sums = function(a, np.ones(3, np.float32))
+    np.testing.assert_array_equal(total, a + 1)
+    np.testing.assert_array_equal(sums, [9.0, 9.0])
