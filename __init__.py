@@ -1,8 +1,8 @@
 """strata: a Python-first ML compiler on upstream MLIR.
 
-    import strata
-    exe = strata.compile(mlir_text, target="cpu")
-    y = exe(x)                      # numpy in, numpy out
+import strata
+exe = strata.compile(mlir_text, target="cpu")
+y = exe(x)                      # numpy in, numpy out
 """
 
 from .diagnostics import CompileError

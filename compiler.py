@@ -14,8 +14,8 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from . import pipelines, source
-from .dialects import target as targets
 from .diagnostics import CompileError, SourcePos, collecting_errors, source_pos
+from .dialects import target as targets
 from .runtime.abi import DTYPES, Function, Signature, TensorSpec, packed_invoker
 from .runtime.native import SIGNATURES_SYMBOL
 
@@ -230,7 +230,5 @@ def link_shared(obj: bytes) -> bytes:
         command = [linker, "-shared", "-o", str(so_path), str(obj_path), "-lm"]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            raise CompileError(
-                f"linking failed: {' '.join(command)}\n{done.stderr.strip()}"
-            )
+            raise CompileError(f"linking failed: {' '.join(command)}\n{done.stderr.strip()}")
         return so_path.read_bytes()

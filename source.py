@@ -97,30 +97,50 @@ def parse(
     return module
 
 
-_FIRST_TOKEN = re.compile(r'(?:\s|//[^\n]*)*("?builtin\.module"?|module)\b')
+# Blank lines, comments and attribute/type alias definitions that precede the first op.
+_PREAMBLE = re.compile(r"(?:[ \t]*(?://[^\n]*)?\n|[ \t]*[#!][\w.$-]+[ \t]*=[^\n]*\n)*")
 
 
 def _starts_with_module(text: str) -> bool:
-    """Whether the first op (after comments) is a module: then it is the top-level op."""
-    return _FIRST_TOKEN.match(text) is not None
+    """Whether the first op (after comments and aliases) is a module: the top-level op."""
+    rest = text[_PREAMBLE.match(text).end() :].lstrip()
+    return re.match(r'("builtin\.module"|builtin\.module|module)\b', rest) is not None
+
+
+def _wrap_position(text: str, preamble_end: int) -> int:
+    position, offset = preamble_end, 0
+    for line in text[:preamble_end].splitlines(keepends=True):
+        if re.match(r"[ \t]*[#!]", line):
+            position = preamble_end  # aliases must stay outside the module
+        else:  # a blank or comment line
+            position = offset
+        offset += len(line)
+    return position
 
 
 def _parse_wrapped(text: str, name: str) -> ir.Operation:
     """Parses several top-level ops as the body of a module.
 
-    `module {` goes on the first line, so only columns of that line shift (by its length);
-    line numbers stay true.
+    `module {` goes at the start of the last blank or comment line before the first op (after
+    alias definitions), so lines and op columns stay true. With no such line it goes in front
+    of the first op, whose line's columns then shift; parse errors are shifted back.
     """
     body, resources = text, ""
     marker = text.find("{-#")
     if marker >= 0:  # the file-level resource section stays outside the module
         body, resources = text[:marker], text[marker:]
-    head, newline, rest = body.partition("\n")
-    wrapped = f"module {{{head}{newline}{rest}\n}}\n{resources}"
+    start = _wrap_position(body, _PREAMBLE.match(body).end())
+    line = body.count("\n", 0, start) + 1
+    prefix = "module {"
+    wrapped = f"{body[:start]}{prefix}{body[start:]}\n}}\n{resources}"
     try:
         return ir.Operation.parse(wrapped, source_name=name)
     except ir.MLIRError as error:
-        raise from_mlir_error(error) from None
+        failure = from_mlir_error(error)
+        for diag in failure.diagnostics + [n for d in failure.diagnostics for n in d.notes]:
+            if diag.pos and diag.pos.file == name and diag.pos.line == line:
+                diag.pos.col = max(1, diag.pos.col - len(prefix))
+        raise CompileError(failure.diagnostics) from None
 
 
 def _as_module(op: ir.OpView | ir.Operation) -> ir.Module:

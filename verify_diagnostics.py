@@ -56,7 +56,9 @@ def flatten(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return result
 
 
-def check(diagnostics: list[Diagnostic], expected: list[Expectation], file: str) -> list[Diagnostic]:
+def check(
+    diagnostics: list[Diagnostic], expected: list[Expectation], file: str
+) -> list[Diagnostic]:
     """The failures: unexpected diagnostics and unmet expectations (empty when all match)."""
     failures = []
     for diag in flatten(diagnostics):
@@ -74,7 +76,9 @@ def check(diagnostics: list[Diagnostic], expected: list[Expectation], file: str)
             None,
         )
         if match is None:
-            failures.append(Diagnostic("error", f"unexpected {diag.severity}: {diag.message}", diag.pos))
+            failures.append(
+                Diagnostic("error", f"unexpected {diag.severity}: {diag.message}", diag.pos)
+            )
         else:
             match.met = True
     for e in expected:

@@ -338,7 +338,11 @@ class OpDef:
     def verify(self) -> None:
         """Raises VerifyError if the op breaks its contract."""
         for field in self.attributes:
-            attr = self.operation.attributes[field.name] if field.name in self.operation.attributes else None
+            attr = (
+                self.operation.attributes[field.name]
+                if field.name in self.operation.attributes
+                else None
+            )
             if attr is None:
                 if field.required:
                     raise VerifyError(f"requires attribute '{field.name}'")
@@ -351,7 +355,9 @@ class OpDef:
         sig = self.signature()
         expected = self.infer(sig)
         if expected is not None and expected != sig.result:
-            raise VerifyError(f"result type {sig.result} does not match the inferred type {expected}")
+            raise VerifyError(
+                f"result type {sig.result} does not match the inferred type {expected}"
+            )
 
     # -- building ----------------------------------------------------------------------------
 
@@ -420,7 +426,8 @@ class OpDef:
 
         modifiers = {"single": "", "optional": "optional ", "variadic": "variadic "}
         operands = [
-            f"{f.name}: {modifiers[f.kind.group]}{constraint('!builtin.tensor')}" for f in cls.operands
+            f"{f.name}: {modifiers[f.kind.group]}{constraint('!builtin.tensor')}"
+            for f in cls.operands
         ]
         results = [f"{f.name}: {constraint('!builtin.tensor')}" for f in cls.results]
         attrs = [

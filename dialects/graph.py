@@ -120,7 +120,9 @@ MinimumOp = _binary("minimum", "Elementwise minimum (NaN-propagating for floats)
 PowOp = _binary("pow", "lhs ** rhs for floating-point tensors.", float_only=True)
 
 
-def _unary(mnemonic: str, doc: str, allow_int: bool = False, **attributes: tuple[type[Attr], object]):
+def _unary(
+    mnemonic: str, doc: str, allow_int: bool = False, **attributes: tuple[type[Attr], object]
+):
     def infer(sig):
         if not allow_int or not is_int(sig.input.element_type):
             _require_float(sig.input)
@@ -161,7 +163,7 @@ class GeluOp(Graph.Operation, name="gelu"):
     def infer(sig):
         _require_float(sig.input)
         if sig.approximate not in ("none", "tanh"):
-            raise VerifyError(f"'approximate' must be \"none\" or \"tanh\", got \"{sig.approximate}\"")
+            raise VerifyError(f'\'approximate\' must be "none" or "tanh", got "{sig.approximate}"')
         return sig.input
 
 
@@ -182,7 +184,7 @@ class ClampOp(Graph.Operation, name="clamp"):
 
 
 class CastOp(Graph.Operation, name="cast"):
-    """Converts every element to the result element type (float/int, either way; ints are signed)."""
+    """Converts every element to the result element type (float or int; ints are signed)."""
 
     input: Operand
     result: Result
@@ -238,9 +240,7 @@ class MatmulOp(Graph.Operation, name="matmul"):
         if sig.result is not None and sig.result.element_type != element:
             wider = sig.result.element_type
             if not is_float(wider) or ir.FloatType(wider).width <= ir.FloatType(element).width:
-                raise VerifyError(
-                    f"result element type {wider} must be {element} or a wider float"
-                )
+                raise VerifyError(f"result element type {wider} must be {element} or a wider float")
             out = wider
         return tensor(shape, out)
 
@@ -452,7 +452,9 @@ def _reduce(mnemonic: str, doc: str, allow_int: bool):
         if not allow_int or not is_int(sig.input.element_type):
             _require_float(sig.input)
         axes = normalize_axes(sig.axes, sig.input.rank)
-        return tensor(reduced_shape(list(sig.input.shape), axes, sig.keepdims), sig.input.element_type)
+        return tensor(
+            reduced_shape(list(sig.input.shape), axes, sig.keepdims), sig.input.element_type
+        )
 
     namespace = {
         "__doc__": doc,
@@ -603,7 +605,9 @@ class GatherOp(Graph.Operation, name="gather"):
             raise VerifyError(f"indices must be integers, got {sig.indices.element_type}")
         axis = normalize_axis(sig.axis, sig.input.rank)
         shape = list(sig.input.shape)
-        return tensor(shape[:axis] + list(sig.indices.shape) + shape[axis + 1 :], sig.input.element_type)
+        return tensor(
+            shape[:axis] + list(sig.indices.shape) + shape[axis + 1 :], sig.input.element_type
+        )
 
 
 class ConstantOp(Graph.Operation, name="constant"):

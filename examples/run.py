@@ -1,6 +1,6 @@
 """Compile and run the bundled example models on the CPU; check them against numpy.
 
-    python examples/run.py [mlp|conv_block|transformer_block ...]
+python examples/run.py [mlp|conv_block|transformer_block ...]
 """
 
 import sys
@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 import strata
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, math as mmath, tensor
+from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import math as mmath
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from ..dialects.graph import Graph, normalize_axes, normalize_axis, reduced_shape, slice_bounds
@@ -243,7 +244,9 @@ def _grouped_conv(op, x, init):
     n, o, oy, ox, c, kh, kw = (ir.AffineDimExpr.get(i) for i in range(7))
     sh, sw = op.strides
     dh, dw = op.dilations
-    channel = ir.AffineFloorDivExpr.get(o, ir.AffineConstantExpr.get(out_per_group)) * in_per_group + c
+    channel = (
+        ir.AffineFloorDivExpr.get(o, ir.AffineConstantExpr.get(out_per_group)) * in_per_group + c
+    )
     x_map = [n, channel, oy * sh + kh * dh, ox * sw + kw * dw]
     return lb.generic(
         [x, op.weight],
@@ -375,7 +378,10 @@ def lower_norm(op):
     if op.mnemonic == "layer_norm":
         mean = _mean_over(x, axes, count)
         x = lb.generic(
-            [x, mean], lb.empty(t.shape, element), [full, kept, full], parallel,
+            [x, mean],
+            lb.empty(t.shape, element),
+            [full, kept, full],
+            parallel,
             lambda v, m, _: arith.subf(v, m),
         )
     squares = lb.elementwise([x], t.shape, element, lambda v: arith.mulf(v, v))
@@ -445,7 +451,8 @@ def lower_concat(op):
 def lower_slice(op):
     shape = lb.ranked(op.input).shape
     bounds = [
-        slice_bounds(d, s, e, st) for d, s, e, st in zip(shape, op.starts, op.ends, op.steps)
+        slice_bounds(d, s, e, st)
+        for d, s, e, st in zip(shape, op.starts, op.ends, op.steps, strict=True)
     ]
     return lb.extract_slice(op.input, [b[0] for b in bounds], [b[1] for b in bounds], op.steps)
 
@@ -514,7 +521,10 @@ def lower_attention(op):
 
     full = [0, 1, 2, 3]
     masked = lb.generic(
-        [scores], lb.empty([b, h, s, kv], element), [full, full], [lb.PARALLEL] * 4,
+        [scores],
+        lb.empty([b, h, s, kv], element),
+        [full, full],
+        [lb.PARALLEL] * 4,
         scale_and_mask,
     )
     probs = softmax(masked, 3)
@@ -567,4 +577,3 @@ def graph_to_linalg(module: ir.Operation) -> None:
         op.location.emit_error(f"failed to lower '{op.name}' to linalg")
     if leftovers:
         raise PassFailure("graph-to-linalg")
-

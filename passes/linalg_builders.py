@@ -30,7 +30,8 @@ def broadcast_dims(in_shape: Sequence[int], out_shape: Sequence[int]) -> list[in
     """The map dims through which an operand of `in_shape` is read in an `out_shape` loop nest."""
     offset = len(out_shape) - len(in_shape)
     return [
-        None if d == 1 and out_shape[offset + i] != 1 else offset + i for i, d in enumerate(in_shape)
+        None if d == 1 and out_shape[offset + i] != 1 else offset + i
+        for i, d in enumerate(in_shape)
     ]
 
 
@@ -148,7 +149,9 @@ def reshape(value: ir.Value, shape: Sequence[int]) -> ir.Value:
         for d in t.shape:
             count *= d
         flat = (
-            expand(value, [], [1]) if t.rank == 0 else collapse(value, [list(range(t.rank))], [count])
+            expand(value, [], [1])
+            if t.rank == 0
+            else collapse(value, [list(range(t.rank))], [count])
         )
     if len(shape) == 1:
         return flat

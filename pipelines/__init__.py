@@ -116,8 +116,9 @@ class Pipeline:
         """Runs every stage on `module` in place.
 
         `print_before` / `print_after` name stages (or True for all) whose input / output IR
-        is written to `out` (stderr by default); `dump_dir` gets `NN-<stage>.mlir` after every stage; `timing`
-        prints the report at the end. Failures raise CompileError with the diagnostics.
+        is written to `out` (stderr by default); `dump_dir` gets `NN-<stage>.mlir` after
+        every stage; `timing` prints the report at the end. Failures raise CompileError with
+        the diagnostics.
         """
         out = out or sys.stderr
         before = self._stage_set(print_before)

@@ -24,10 +24,13 @@ class Library:
         try:
             raw = ctypes.c_char.in_dll(self._lib, SIGNATURES_SYMBOL)
         except ValueError:
-            raise ValueError(f"{self.path}: not a strata library (no {SIGNATURES_SYMBOL})") from None
-        signatures = [Signature.from_json(json.dumps(s)) for s in json.loads(
-            ctypes.string_at(ctypes.addressof(raw)).decode()
-        )]
+            raise ValueError(
+                f"{self.path}: not a strata library (no {SIGNATURES_SYMBOL})"
+            ) from None
+        signatures = [
+            Signature.from_json(json.dumps(s))
+            for s in json.loads(ctypes.string_at(ctypes.addressof(raw)).decode())
+        ]
         self.functions = {}
         for sig in signatures:
             address = ctypes.cast(getattr(self._lib, f"_mlir_ciface_{sig.name}"), ctypes.c_void_p)

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-
 import strata
 
 erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -16,8 +15,14 @@ def tensor_type(shape, element="f32") -> str:
 
 def run_op(op_text: str, inputs: list[np.ndarray], result_type: str, attrs: str = "") -> np.ndarray:
     """Compiles a one-op function `"graph.<op>"(args) {attrs}` and runs it on `inputs`."""
-    elements = {np.dtype("float32"): "f32", np.dtype("float16"): "f16", np.dtype("int64"): "i64",
-                np.dtype("int32"): "i32", np.dtype("float64"): "f64", np.dtype("bool"): "i1"}
+    elements = {
+        np.dtype("float32"): "f32",
+        np.dtype("float16"): "f16",
+        np.dtype("int64"): "i64",
+        np.dtype("int32"): "i32",
+        np.dtype("float64"): "f64",
+        np.dtype("bool"): "i1",
+    }
     types = [tensor_type(a.shape, elements[a.dtype]) for a in inputs]
     args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
     uses = ", ".join(f"%a{i}" for i in range(len(inputs)))

@@ -10,7 +10,7 @@ import llvm
 config.name = "strata"
 config.test_format = lit.formats.ShTest()
 config.suffixes = [".mlir"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = getattr(config, "strata_build_test_dir", config.test_source_root)
 
@@ -24,4 +24,3 @@ for key in ("HOME", "TMPDIR"):
     if key in os.environ:
         config.environment[key] = os.environ[key]
 config.substitutions.append(("%python", python))
-config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

@@ -1,7 +1,7 @@
 """strata-compile: lower a module for a target and write an artifact.
 
-    strata-compile model.mlir --target cpu --emit so -o model.so
-    strata-compile model.mlir --target cpu:aarch64 --emit obj -o model.o
+strata-compile model.mlir --target cpu --emit so -o model.so
+strata-compile model.mlir --target cpu:aarch64 --emit obj -o model.o
 """
 
 from __future__ import annotations
@@ -15,8 +15,14 @@ from .. import compiler, source
 from .common import guarded_main
 
 
-def compile_file(path: str, target: str, emit: str, output: str, print_after_all: bool = False,
-                 timing: bool = False) -> int:
+def compile_file(
+    path: str,
+    target: str,
+    emit: str,
+    output: str,
+    print_after_all: bool = False,
+    timing: bool = False,
+) -> int:
     text = source.read_source(path)
     context = source.make_context()
     module = source.parse(text, context, path if path != "-" else "<stdin>")
@@ -32,8 +38,12 @@ def compile_file(path: str, target: str, emit: str, output: str, print_after_all
 
 @click.command()
 @click.argument("input", default="-", required=False)
-@click.option("--target", default="cpu", show_default=True,
-              help="cpu (the host), cpu:x86-64[:<llvm cpu>], cpu:aarch64[:<llvm cpu>].")
+@click.option(
+    "--target",
+    default="cpu",
+    show_default=True,
+    help="cpu (the host), cpu:x86-64[:<llvm cpu>], cpu:aarch64[:<llvm cpu>].",
+)
 @click.option("--emit", type=click.Choice(compiler.EMIT_KINDS), default="mlir", show_default=True)
 @click.option("-o", "output", default="-", help="Output file (default: stdout for text).")
 @click.option("--mlir-print-ir-after-all", is_flag=True, help="Print the IR after each stage.")

@@ -1,8 +1,8 @@
 """strata-opt: mlir-opt's conventions over upstream MLIR's passes and strata's own.
 
-    strata-opt input.mlir --graph-to-linalg --canonicalize -o out.mlir
-    strata-opt input.mlir --pass-pipeline="builtin.module(graph-to-linalg, cse)"
-    strata-opt invalid.mlir --split-input-file --verify-diagnostics
+strata-opt input.mlir --graph-to-linalg --canonicalize -o out.mlir
+strata-opt input.mlir --pass-pipeline="builtin.module(graph-to-linalg, cse)"
+strata-opt invalid.mlir --split-input-file --verify-diagnostics
 """
 
 from __future__ import annotations
@@ -90,9 +90,7 @@ def pipeline_stages(pipeline: str, context: ir.Context) -> list[Stage]:
     text = pipeline.strip()
     match = re.fullmatch(r"builtin\.module\s*\((.*)\)", text, re.DOTALL)
     if not match:
-        raise CompileError(
-            f"--pass-pipeline must be 'builtin.module(...)', got '{pipeline}'"
-        )
+        raise CompileError(f"--pass-pipeline must be 'builtin.module(...)', got '{pipeline}'")
     stages = []
     for item in split_top_level(match.group(1)):
         name, _, rest = item.partition("{")
@@ -211,10 +209,22 @@ def _merge(collected: list[Diagnostic], raised: list[Diagnostic]) -> list[Diagno
 @click.option("--mlir-print-ir-after-all", is_flag=True, help="Print the IR after each pass.")
 @click.option("--mlir-print-ir-before-all", is_flag=True, help="Print the IR before the passes.")
 @click.option("--mlir-timing", is_flag=True, help="Report the time of each pass.")
-@click.option("--list-passes", "show_passes", is_flag=True, help="List strata's and upstream passes.")
+@click.option(
+    "--list-passes", "show_passes", is_flag=True, help="List strata's and upstream passes."
+)
 @click.pass_context
-def cli(ctx, input, output, pass_pipeline, split_input_file, verify_diagnostics,
-        mlir_print_ir_after_all, mlir_print_ir_before_all, mlir_timing, show_passes):
+def cli(
+    ctx,
+    input,
+    output,
+    pass_pipeline,
+    split_input_file,
+    verify_diagnostics,
+    mlir_print_ir_after_all,
+    mlir_print_ir_before_all,
+    mlir_timing,
+    show_passes,
+):
     """Transform MLIR: one flag per pass (`--graph-to-linalg`, `--cse`, `--canonicalize=...`)."""
     if show_passes:
         list_passes()
@@ -228,8 +238,15 @@ def cli(ctx, input, output, pass_pipeline, split_input_file, verify_diagnostics,
     if flags and pass_pipeline:
         raise click.UsageError("use either pass flags or --pass-pipeline, not both")
     options = Options(
-        input, output, flags, pass_pipeline, split_input_file, verify_diagnostics,
-        mlir_print_ir_after_all, mlir_print_ir_before_all, mlir_timing,
+        input,
+        output,
+        flags,
+        pass_pipeline,
+        split_input_file,
+        verify_diagnostics,
+        mlir_print_ir_after_all,
+        mlir_print_ir_before_all,
+        mlir_timing,
     )
     return opt(options)
 

@@ -27,8 +27,14 @@ def load_input(path: str) -> np.ndarray:
         raise CompileError(f"{path}: not a .npy array file") from None
 
 
-def run_file(path: str, entry: str | None, target: str, inputs: list[str], output: str | None,
-             timing: bool = False) -> int:
+def run_file(
+    path: str,
+    entry: str | None,
+    target: str,
+    inputs: list[str],
+    output: str | None,
+    timing: bool = False,
+) -> int:
     text = source.read_source(path)
     context = source.make_context()
     module = source.parse(text, context, path)

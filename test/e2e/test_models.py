@@ -22,9 +22,17 @@ def test_model_through_strata_run(model, tmp_path):
         args += ["--input", str(path)]
     out = tmp_path / "out.npz"
     done = subprocess.run(
-        ["strata-run", str(EXAMPLES / f"{model}.mlir"), "--entry", "main", *args,
-         "--output", str(out)],
-        capture_output=True, text=True,
+        [
+            "strata-run",
+            str(EXAMPLES / f"{model}.mlir"),
+            "--entry",
+            "main",
+            *args,
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     result = np.load(out)["result0"]

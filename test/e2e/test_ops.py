@@ -64,8 +64,14 @@ UNARY = {
 @pytest.mark.parametrize("op", sorted(UNARY))
 def test_unary(op, rng):
     fn, bounds = UNARY[op]
-    x = rand(rng, 3, 17, *(() if bounds is None else ()), low=(bounds or (-4, 4))[0],
-             high=(bounds or (-4, 4))[1])
+    x = rand(
+        rng,
+        3,
+        17,
+        *(() if bounds is None else ()),
+        low=(bounds or (-4, 4))[0],
+        high=(bounds or (-4, 4))[1],
+    )
     check(run_op(op, [x], tensor_type([3, 17])), fn(x.astype(np.float64)), rtol=2e-5)
 
 
@@ -140,9 +146,12 @@ def conv2d_ref(x, w, bias, strides, padding, dilations, groups):
         for y in range(oh):
             for z in range(ow):
                 ys, zs = y * strides[0], z * strides[1]
-                patch = xp[:, g * i : (g + 1) * i,
-                           ys : ys + dilations[0] * (kh - 1) + 1 : dilations[0],
-                           zs : zs + dilations[1] * (kw - 1) + 1 : dilations[1]]
+                patch = xp[
+                    :,
+                    g * i : (g + 1) * i,
+                    ys : ys + dilations[0] * (kh - 1) + 1 : dilations[0],
+                    zs : zs + dilations[1] * (kw - 1) + 1 : dilations[1],
+                ]
                 out[:, oc, y, z] = (patch * w[oc]).sum(axis=(1, 2, 3))
     if bias is not None:
         out += bias[None, :, None, None]
@@ -188,8 +197,11 @@ def pool_ref(x, kernel, strides, padding, kind, count_include_pad=False):
             if kind == "max":
                 out[:, :, y, z] = win.max(axis=(2, 3))
             else:
-                count = kernel[0] * kernel[1] if count_include_pad else \
-                    ones[ys : ys + kernel[0], zs : zs + kernel[1]].sum()
+                count = (
+                    kernel[0] * kernel[1]
+                    if count_include_pad
+                    else ones[ys : ys + kernel[0], zs : zs + kernel[1]].sum()
+                )
                 out[:, :, y, z] = win.sum(axis=(2, 3)) / count
     return out
 
@@ -197,7 +209,11 @@ def pool_ref(x, kernel, strides, padding, kind, count_include_pad=False):
 @pytest.mark.parametrize("kind", ["max", "avg"])
 @pytest.mark.parametrize(
     "kernel,strides,padding",
-    [((2, 2), (2, 2), (0, 0, 0, 0)), ((3, 3), (1, 2), (1, 1, 1, 0)), ((3, 2), (2, 1), (0, 1, 2, 1))],
+    [
+        ((2, 2), (2, 2), (0, 0, 0, 0)),
+        ((3, 3), (1, 2), (1, 1, 1, 0)),
+        ((3, 2), (2, 1), (0, 1, 2, 1)),
+    ],
 )
 def test_pooling(kind, kernel, strides, padding, rng):
     x = rand(rng, 2, 3, 7, 8)
@@ -214,8 +230,7 @@ def test_pooling(kind, kernel, strides, padding, rng):
 def test_avg_pool_count_include_pad(rng):
     x = rand(rng, 1, 2, 5, 5)
     expected = pool_ref(x, (3, 3), (1, 1), (1, 1, 1, 1), "avg", count_include_pad=True)
-    attrs = ("kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, "
-             "count_include_pad = true")
+    attrs = "kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true"
     check(run_op("avg_pool2d", [x], tensor_type(expected.shape), attrs), expected)
 
 
@@ -225,8 +240,9 @@ def test_batch_norm(rng):
     var = rand(rng, 3, low=0.5, high=2.0)
     c = (slice(None), None, None)
     expected = (x - mean[c]) / np.sqrt(var[c] + 1e-3) * scale[c] + bias[c]
-    actual = run_op("batch_norm", [x, scale, bias, mean, var], tensor_type(x.shape),
-                    "epsilon = 1.0e-3 : f32")
+    actual = run_op(
+        "batch_norm", [x, scale, bias, mean, var], tensor_type(x.shape), "epsilon = 1.0e-3 : f32"
+    )
     check(actual, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -250,8 +266,12 @@ def test_layer_norm(axis, rng):
     mean = x64.mean(axis=axes, keepdims=True)
     var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
     expected = (x64 - mean) / np.sqrt(var + 1e-5) * gamma + beta
-    actual = run_op("layer_norm", [x, gamma, beta], tensor_type(x.shape),
-                    f"axis = {axis} : i64, epsilon = 1.0e-5 : f32")
+    actual = run_op(
+        "layer_norm",
+        [x, gamma, beta],
+        tensor_type(x.shape),
+        f"axis = {axis} : i64, epsilon = 1.0e-5 : f32",
+    )
     check(actual, expected, rtol=1e-4, atol=1e-4)
 
 
@@ -259,12 +279,15 @@ def test_rms_norm(rng):
     x, gamma = rand(rng, 3, 16), rand(rng, 16)
     x64 = x.astype(np.float64)
     expected = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
-    actual = run_op("rms_norm", [x, gamma], tensor_type(x.shape), "axis = -1 : i64, epsilon = 1.0e-6 : f32")
+    actual = run_op(
+        "rms_norm", [x, gamma], tensor_type(x.shape), "axis = -1 : i64, epsilon = 1.0e-6 : f32"
+    )
     check(actual, expected, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("op,fn", [("reduce_sum", np.sum), ("reduce_mean", np.mean),
-                                   ("reduce_max", np.max)])
+@pytest.mark.parametrize(
+    "op,fn", [("reduce_sum", np.sum), ("reduce_mean", np.mean), ("reduce_max", np.max)]
+)
 @pytest.mark.parametrize("axes,keepdims", [((1,), False), ((0, 2), True), ((-1,), False)])
 def test_reductions(op, fn, axes, keepdims, rng):
     x = rand(rng, 3, 4, 5)
@@ -273,8 +296,9 @@ def test_reductions(op, fn, axes, keepdims, rng):
     check(run_op(op, [x], tensor_type(expected.shape), attrs), expected, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("src,dst", [((2, 3, 4), (6, 4)), ((24,), (2, 3, 4)), ((1, 1), ()),
-                                     ((), (1, 1))])
+@pytest.mark.parametrize(
+    "src,dst", [((2, 3, 4), (6, 4)), ((24,), (2, 3, 4)), ((1, 1), ()), ((), (1, 1))]
+)
 def test_reshape(src, dst, rng):
     x = rand(rng, *src)
     check(run_op("reshape", [x], tensor_type(dst)), x.reshape(dst))
@@ -287,8 +311,10 @@ def test_broadcast_to(rng):
 
 def test_transpose(rng):
     x = rand(rng, 2, 3, 4)
-    check(run_op("transpose", [x], tensor_type([4, 2, 3]), "perm = array<i64: 2, 0, 1>"),
-          x.transpose(2, 0, 1))
+    check(
+        run_op("transpose", [x], tensor_type([4, 2, 3]), "perm = array<i64: 2, 0, 1>"),
+        x.transpose(2, 0, 1),
+    )
 
 
 def test_concat(rng):
@@ -304,8 +330,10 @@ def test_concat(rng):
 def test_slice(starts, ends, steps, rng):
     x = rand(rng, 5, 6)
     expected = x[tuple(slice(s, e, st) for s, e, st in zip(starts, ends, steps, strict=True))]
+
     def arr(v):
         return "array<i64: " + ", ".join(map(str, v)) + ">"
+
     attrs = f"starts = {arr(starts)}, ends = {arr(ends)}, steps = {arr(steps)}"
     check(run_op("slice", [x], tensor_type(expected.shape), attrs), expected)
 
@@ -322,7 +350,8 @@ def test_gather(axis, rng):
 def test_constant():
     text = """
     func.func @main() -> tensor<2x2xf32> {
-      %0 = "graph.constant"() {value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+      %0 = "graph.constant"() {value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>}
+        : () -> tensor<2x2xf32>
       %1 = "graph.constant"() {value = dense_resource<w> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
       %2 = "graph.add"(%0, %1) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
       return %2 : tensor<2x2xf32>
@@ -352,8 +381,9 @@ def attention_ref(q, k, v, causal, scale):
 def test_attention(causal, rng):
     q, k, v = rand(rng, 2, 3, 5, 8), rand(rng, 2, 3, 7, 8), rand(rng, 2, 3, 7, 4)
     expected = attention_ref(q.astype(np.float64), k, v, causal, 1 / np.sqrt(8))
-    actual = run_op("attention", [q, k, v], tensor_type(expected.shape),
-                    f"causal = {str(causal).lower()}")
+    actual = run_op(
+        "attention", [q, k, v], tensor_type(expected.shape), f"causal = {str(causal).lower()}"
+    )
     check(actual, expected, rtol=1e-5, atol=1e-6)
     scaled = run_op("attention", [q, k, v], tensor_type(expected.shape), "scale = 0.5 : f32")
     check(scaled, attention_ref(q.astype(np.float64), k, v, False, 0.5), rtol=1e-5, atol=1e-6)

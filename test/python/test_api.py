@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 import strata
 from strata.runtime import InvocationError
 

@@ -4,9 +4,8 @@ import io
 
 import numpy as np
 import pytest
-from mlir import ir
-
 import strata
+from mlir import ir
 from strata import compiler, pipelines, source
 from strata.pipelines import Stage
 
@@ -32,6 +31,7 @@ def test_insert_python_pass_print_and_time():
 
     def count_generics(module_op):
         """A user pass: it records the linalg.generic ops and marks the module."""
+
         def visit(op):
             if op.name == "linalg.generic":
                 seen.append(op.name)
@@ -46,8 +46,9 @@ def test_insert_python_pass_print_and_time():
     pipeline.insert_after("graph-to-linalg", Stage("count-generics", count_generics))
     assert pipeline.names().index("count-generics") == pipeline.names().index("graph-to-linalg") + 1
     out = io.StringIO()
-    report = pipeline.run(module, print_after=["graph-to-linalg", "count-generics"],
-                          timing=True, out=out)
+    report = pipeline.run(
+        module, print_after=["graph-to-linalg", "count-generics"], timing=True, out=out
+    )
     text = out.getvalue()
     assert "IR Dump After graph-to-linalg" in text
     assert "IR Dump After count-generics" in text
@@ -69,8 +70,10 @@ def test_unknown_stage_is_an_error():
 def test_dump_dir(tmp_path):
     module = source.parse(TEXT, source.make_context())
     pipelines.get("cpu").until("graph-to-linalg").run(module, dump_dir=tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["00-graph-verify.mlir",
-                                                          "01-graph-to-linalg.mlir"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "00-graph-verify.mlir",
+        "01-graph-to-linalg.mlir",
+    ]
 
 
 def test_failing_python_pass_reports_at_the_op():

@@ -1,0 +1,42 @@
+// RUN: strata-compile %s --target cpu --emit mlir | FileCheck %s --check-prefix=MLIR
+// RUN: strata-compile %s --target cpu --emit llvm | FileCheck %s --check-prefix=LLVM
+// RUN: strata-compile %s --target cpu:aarch64 --emit asm | FileCheck %s --check-prefix=ARM
+// RUN: strata-compile %s --target cpu:x86-64 --emit asm | FileCheck %s --check-prefix=X86
+// RUN: strata-compile %s --mlir-print-ir-after-all --mlir-timing -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGES
+
+// Results become out-parameters; the C wrapper is what the runtime calls.
+// MLIR: module attributes {target.desc = {{{.*}}kind = "cpu"
+// MLIR: llvm.func @main(
+// MLIR-SAME: attributes {llvm.emit_c_interface}
+// MLIR: llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// MLIR-NOT: graph.
+// MLIR-NOT: linalg.
+
+// LLVM: define void @main(
+// LLVM: fadd float
+// LLVM: define void @_mlir_ciface_main(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}})
+
+// ARM: main:
+// ARM: fadd
+// ARM: _mlir_ciface_main:
+// ARM: ret
+
+// X86: main:
+// X86: vaddss
+// X86: _mlir_ciface_main:
+// X86: ret
+
+// STAGES: IR Dump After graph-verify
+// STAGES: IR Dump After graph-to-linalg
+// STAGES: linalg.generic
+// STAGES: IR Dump After bufferize
+// STAGES: memref
+// STAGES: IR Dump After to-llvm
+// STAGES: strata pipeline timing
+// STAGES: graph-to-linalg
+// STAGES: total
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.add"(%a, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.relu"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
