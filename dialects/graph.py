@@ -94,6 +94,19 @@ def _check_positive(name: str, values: list[int]) -> None:
 # Elementwise ops.
 
 
+def _define(mnemonic: str, doc: str, fields: dict, infer, defaults: dict | None = None):
+    """Defines an op class from its fields, for families of ops that differ only in name."""
+    namespace = {
+        "__doc__": doc,
+        "__annotations__": fields,
+        "infer": staticmethod(infer),
+        "__module__": __name__,
+        **(defaults or {}),
+    }
+    class_name = "".join(p.capitalize() for p in mnemonic.split("_")) + "Op"
+    return type(class_name, (Graph.Operation,), namespace, name=mnemonic)
+
+
 def _binary(mnemonic: str, doc: str, float_only: bool = False):
     def infer(sig):
         element = _same_element_type(sig.lhs, sig.rhs)
@@ -101,14 +114,7 @@ def _binary(mnemonic: str, doc: str, float_only: bool = False):
             _require_float(sig.lhs)
         return tensor(broadcast_shapes(sig.lhs.shape, sig.rhs.shape), element)
 
-    namespace = {
-        "__doc__": doc,
-        "__annotations__": {"lhs": Operand, "rhs": Operand, "result": Result},
-        "infer": staticmethod(infer),
-        "__module__": __name__,
-    }
-    class_name = "".join(p.capitalize() for p in mnemonic.split("_")) + "Op"
-    return type(class_name, (Graph.Operation,), namespace, name=mnemonic)
+    return _define(mnemonic, doc, {"lhs": Operand, "rhs": Operand, "result": Result}, infer)
 
 
 AddOp = _binary("add", "lhs + rhs, broadcast like numpy.")
@@ -128,15 +134,7 @@ def _unary(
             _require_float(sig.input)
         return sig.input
 
-    annotations = {"input": Operand}
-    namespace = {"__doc__": doc, "infer": staticmethod(infer), "__module__": __name__}
-    for attr_name, (kind, default) in attributes.items():
-        annotations[attr_name] = kind
-        namespace[attr_name] = default
-    annotations["result"] = Result
-    namespace["__annotations__"] = annotations
-    class_name = "".join(p.capitalize() for p in mnemonic.split("_")) + "Op"
-    return type(class_name, (Graph.Operation,), namespace, name=mnemonic)
+    return _define(mnemonic, doc, {"input": Operand, "result": Result}, infer)
 
 
 NegOp = _unary("neg", "-input.", allow_int=True)
@@ -456,20 +454,8 @@ def _reduce(mnemonic: str, doc: str, allow_int: bool):
             reduced_shape(list(sig.input.shape), axes, sig.keepdims), sig.input.element_type
         )
 
-    namespace = {
-        "__doc__": doc,
-        "__annotations__": {
-            "input": Operand,
-            "axes": I64ArrayAttr,
-            "keepdims": BoolAttr,
-            "result": Result,
-        },
-        "keepdims": False,
-        "infer": staticmethod(infer),
-        "__module__": __name__,
-    }
-    class_name = "".join(p.capitalize() for p in mnemonic.split("_")) + "Op"
-    return type(class_name, (Graph.Operation,), namespace, name=mnemonic)
+    fields = {"input": Operand, "axes": I64ArrayAttr, "keepdims": BoolAttr, "result": Result}
+    return _define(mnemonic, doc, fields, infer, {"keepdims": False})
 
 
 ReduceSumOp = _reduce("reduce_sum", "Sum over `axes`; `keepdims` keeps them as size 1.", True)
