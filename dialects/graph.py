@@ -12,7 +12,6 @@ import math
 from mlir import ir
 
 from .dsl import (
-    Attr,
     BoolAttr,
     Dialect,
     ElementsAttr,
@@ -126,9 +125,7 @@ MinimumOp = _binary("minimum", "Elementwise minimum (NaN-propagating for floats)
 PowOp = _binary("pow", "lhs ** rhs for floating-point tensors.", float_only=True)
 
 
-def _unary(
-    mnemonic: str, doc: str, allow_int: bool = False, **attributes: tuple[type[Attr], object]
-):
+def _unary(mnemonic: str, doc: str, allow_int: bool = False):
     def infer(sig):
         if not allow_int or not is_int(sig.input.element_type):
             _require_float(sig.input)
