@@ -98,10 +98,6 @@ class DiagnosticCollector:
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]
 
-    def take(self) -> list[Diagnostic]:
-        taken, self.diagnostics = self.diagnostics, []
-        return taken
-
 
 def from_mlir_error(error: ir.MLIRError) -> CompileError:
     """Turns an exception raised by the bindings into a located CompileError."""
