@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -126,6 +127,7 @@ def compile_module(module_or_text, target: str = "cpu", entry: str | None = None
 # Emission.
 
 
+@functools.cache
 def _capi() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(_MLIR_LIBS / "libMLIRPythonCAPI.so"))
     lib.mlirTranslateModuleToLLVMIRToString.restype = ctypes.c_void_p
