@@ -519,9 +519,10 @@ class TransposeOp(Graph.Operation, name="transpose"):
 class ConcatOp(Graph.Operation, name="concat"):
     """Joins the inputs along `axis`; all other dims must agree.
 
-    Known limitation: IRDL binds every operand of a variadic group to one type, so today the
-    inputs must also have the same size along `axis` (IRDL reports "expected '<type>' but
-    got ..."). The checks below state the full contract for when that restriction is lifted.
+    IRDL binds every operand of a variadic group to one type, so the inputs must also have the
+    same size along `axis` (IRDL reports "expected '<type>' but got ..."). Inputs of different
+    sizes are written as upstream `tensor.concat`, which --graph-to-linalg lowers the same way.
+    The checks below state the full contract for when that restriction is lifted.
     """
 
     inputs: VariadicOperand

@@ -435,11 +435,14 @@ def lower_transpose(op):
 
 @lowering("concat")
 def lower_concat(op):
-    out = _out(op)
-    axis = normalize_axis(op.axis, out.rank)
+    return _insert_slices(op.inputs, op.axis, _out(op))
+
+
+def _insert_slices(inputs, axis: int, out: ir.RankedTensorType) -> ir.Value:
+    axis = normalize_axis(axis, out.rank)
     result = lb.empty(out.shape, out.element_type)
     offset = 0
-    for value in op.inputs:
+    for value in inputs:
         offsets = [0] * out.rank
         offsets[axis] = offset
         result = lb.insert_slice(value, result, offsets)
@@ -552,13 +555,23 @@ def _pattern(lower):
     return rewrite
 
 
+def _lower_tensor_concat(operation, rewriter):
+    # graph.concat's inputs share one type (an IRDL limit), so inputs of different sizes along
+    # the axis come as upstream tensor.concat; it lowers the same way.
+    op = operation.opview
+    with rewriter.ip, operation.location:
+        value = _insert_slices(op.inputs, op.dim.value, ir.RankedTensorType(op.result.type))
+    rewriter.replace_op(operation, [value])
+
+
 def patterns(context: ir.Context) -> RewritePatternSet:
-    """The graph-to-linalg rewrite patterns, one per graph op."""
+    """The graph-to-linalg rewrite patterns, one per graph op, and one for tensor.concat."""
     missing = set(Graph.ops) - set(_LOWERINGS)
     assert not missing, f"graph ops without a lowering: {sorted(missing)}"
     pattern_set = RewritePatternSet(context)
     for mnemonic, lower in _LOWERINGS.items():
         pattern_set.add(f"graph.{mnemonic}", _pattern(lower))
+    pattern_set.add("tensor.concat", _lower_tensor_concat)
     return pattern_set
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import strata
 from conftest import erf, run_op, tensor_type
 
 
@@ -321,6 +322,17 @@ def test_concat(rng):
     a, b, c = rand(rng, 2, 3), rand(rng, 2, 3), rand(rng, 2, 3)
     actual = run_op("concat", [a, b, c], tensor_type([2, 9]), "axis = -1 : i64")
     check(actual, np.concatenate([a, b, c], axis=-1))
+
+
+def test_concat_of_different_sizes(rng):
+    a, b = rand(rng, 2, 3), rand(rng, 2, 5)
+    text = """
+    func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+      %0 = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+      return %0 : tensor<2x8xf32>
+    }
+    """
+    check(strata.compile(text)(a, b), np.concatenate([a, b], axis=1))
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,18 @@ func.func @movement(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 
 // -----
 
+// Inputs of different sizes along the axis come as tensor.concat; it lowers like graph.concat.
+// CHECK-LABEL: func.func @tensor_concat
+// CHECK-NOT: tensor.concat
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [2, 3] [1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 3] [2, 5] [1, 1]
+func.func @tensor_concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  %0 = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
 // Negative indices wrap around: select(idx < 0, idx + size, idx).
 // CHECK-LABEL: func.func @gather
 // CHECK: linalg.generic
