@@ -66,9 +66,6 @@ def _spec(t: ir.Type) -> TensorSpec:
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
         raise ValueError(f"argument and result types must be static tensors, got {t}")
     element = str(t.element_type)
-    if element == "i1":
-        # memref-to-llvm cannot load or store i1 elements (it asserts); bools cross as i8.
-        raise ValueError("i1 tensors cannot cross the function boundary yet; pass i8")
     if element not in DTYPES:
         raise ValueError(f"element type {element} has no numpy equivalent")
     return TensorSpec(tuple(t.shape), element)

@@ -66,4 +66,4 @@ def all_passes() -> dict[str, PassInfo]:
 
 
 def _load_all() -> None:
-    from . import graph_to_linalg, graph_verify  # noqa: F401  (registration on import)
+    from . import bool_storage, graph_to_linalg, graph_verify  # noqa: F401  (registration on import)

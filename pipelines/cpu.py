@@ -8,6 +8,7 @@ ABI the runtime calls, from the JIT or from a shared library.
 
 from mlir import ir
 
+from ..passes.bool_storage import bool_storage
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
 from . import Pipeline, Stage
@@ -49,6 +50,7 @@ def pipeline() -> Pipeline:
             Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),
+            Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),
             Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),
             Stage("to-llvm", TO_LLVM, "everything to the LLVM dialect"),
         ],

@@ -1,0 +1,122 @@
+"""`--bool-storage`: stores i1 buffers as i8 (one byte per element, 0 or 1).
+
+memref-to-llvm cannot load or store i1 elements (it asserts), and numpy keeps bools as one
+byte each, so after bufferization every `memref<...xi1>` becomes `memref<...xi8>`: loads are
+followed by `arith.trunci`, stored values are widened with `arith.extui`, globals and function
+signatures change with them. Run it once linalg is lowered to loops (only memref.load and
+memref.store read or write elements then).
+"""
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith
+
+from .registry import PassFailure, register_pass
+
+
+def _is_bool_buffer(t: ir.Type) -> bool:
+    return isinstance(t, ir.MemRefType) and str(t.element_type) == "i1"
+
+
+def _widened(t: ir.Type) -> ir.Type | None:
+    if not _is_bool_buffer(t):
+        return None
+    return ir.MemRefType.get(t.shape, ir.IntegerType.get_signless(8), t.layout, t.memory_space)
+
+
+def _retype_values(op: ir.Operation) -> None:
+    for result in op.results:
+        if (wide := _widened(result.type)) is not None:
+            result.set_type(wide)
+    for region in op.regions:
+        for block in region.blocks:
+            for arg in block.arguments:
+                if (wide := _widened(arg.type)) is not None:
+                    arg.set_type(wide)
+
+
+def _retype_function(op: ir.Operation) -> None:
+    function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+    inputs = [_widened(t) or t for t in function_type.inputs]
+    results = [_widened(t) or t for t in function_type.results]
+    op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+
+
+def _retype_global(op: ir.Operation) -> None:
+    wide = _widened(ir.TypeAttr(op.attributes["type"]).value)
+    if wide is None:
+        return
+    op.attributes["type"] = ir.TypeAttr.get(wide)
+    if "initial_value" not in op.attributes:
+        return
+    initial = op.attributes["initial_value"]
+    if isinstance(initial, ir.DenseElementsAttr):
+        bits = np.array([bool(b) for b in ir.DenseIntElementsAttr(initial)], dtype=np.int8).reshape(
+            wide.shape
+        )
+        tensor_type = ir.RankedTensorType.get(wide.shape, wide.element_type)
+        op.attributes["initial_value"] = ir.DenseElementsAttr.get(bits, type=tensor_type)
+
+
+def _fix_load(op: ir.Operation) -> None:
+    result = op.results[0]
+    if str(result.type) != "i1":
+        return
+    result.set_type(ir.IntegerType.get_signless(8))
+    with ir.InsertionPoint(op), op.location:
+        narrow = arith.trunci(ir.IntegerType.get_signless(1), result)
+    narrow.owner.move_after(op)
+    result.replace_all_uses_except(narrow, narrow.owner.operation)
+
+
+def _fix_store(op: ir.Operation) -> None:
+    value = op.operands[0]
+    if str(value.type) != "i1":
+        return
+    with ir.InsertionPoint(op), op.location:
+        wide = arith.extui(ir.IntegerType.get_signless(8), value)
+    op.operands[0] = wide
+
+
+_FIXES = {
+    "func.func": _retype_function,
+    "memref.global": _retype_global,
+    "memref.load": _fix_load,
+    "memref.store": _fix_store,
+}
+
+_ELEMENT_ACCESS = ("vector.", "affine.load", "affine.store", "linalg.")
+
+
+def _reads_or_writes_elements(op: ir.Operation) -> bool:
+    """An op other than memref.load/store that touches the elements of an i1 buffer."""
+    return op.name.startswith(_ELEMENT_ACCESS) and any(
+        _is_bool_buffer(v.type) for v in [*op.operands, *op.results]
+    )
+
+
+@register_pass("bool-storage", "Store i1 buffers as i8: widen memrefs, loads and stores")
+def bool_storage(module: ir.Operation) -> None:
+    unsupported = []
+
+    def check(op):
+        if _reads_or_writes_elements(op.operation):
+            unsupported.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(check, ir.WalkOrder.PRE_ORDER)
+    for op in unsupported:
+        op.location.emit_error(f"'{op.name}' on an i1 buffer must be lowered before bool-storage")
+    if unsupported:
+        raise PassFailure("bool-storage")
+
+    def rewrite(op):
+        op = op.operation
+        with op.location:
+            _retype_values(op)
+            fix = _FIXES.get(op.name)
+            if fix is not None:
+                fix(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(rewrite, ir.WalkOrder.PRE_ORDER)
