@@ -82,6 +82,13 @@ def convert(x: ir.Value, to: ir.Type) -> ir.Value:
     if src == to:
         return x
     src_float, to_float = isinstance(src, ir.FloatType), isinstance(to, ir.FloatType)
+    if str(to) == "i1":  # like numpy's astype(bool): nonzero is true
+        zero = arith.constant(src, 0.0 if src_float else 0)
+        return (
+            arith.cmpf(arith.CmpFPredicate.UNE, x, zero)
+            if src_float
+            else arith.cmpi(arith.CmpIPredicate.ne, x, zero)
+        )
     if src_float and to_float:
         wider = ir.FloatType(to).width > ir.FloatType(src).width
         return arith.extf(to, x) if wider else arith.truncf(to, x)
