@@ -145,6 +145,79 @@ SigmoidOp = _unary("sigmoid", "1 / (1 + exp(-input)).")
 ReluOp = _unary("relu", "max(input, 0).")
 SiluOp = _unary("silu", "input * sigmoid(input).")
 ErfOp = _unary("erf", "The error function.")
+FloorOp = _unary("floor", "Largest integer not greater than input.")
+CeilOp = _unary("ceil", "Smallest integer not less than input.")
+RoundOp = _unary("round", "Nearest integer, halfway cases to even (like numpy.round).")
+SinOp = _unary("sin", "Sine.")
+CosOp = _unary("cos", "Cosine.")
+
+
+def _is_bool(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.width == 1
+
+
+def _compare(mnemonic: str, doc: str):
+    def infer(sig):
+        _same_element_type(sig.lhs, sig.rhs)
+        return tensor(
+            broadcast_shapes(sig.lhs.shape, sig.rhs.shape), ir.IntegerType.get_signless(1)
+        )
+
+    return _define(mnemonic, doc, {"lhs": Operand, "rhs": Operand, "result": Result}, infer)
+
+
+EqualOp = _compare("equal", "lhs == rhs (i1 result), broadcast like numpy.")
+LessOp = _compare("less", "lhs < rhs (i1 result; integers signed), broadcast like numpy.")
+LessEqualOp = _compare("less_equal", "lhs <= rhs (i1 result), broadcast like numpy.")
+GreaterOp = _compare("greater", "lhs > rhs (i1 result), broadcast like numpy.")
+GreaterEqualOp = _compare("greater_equal", "lhs >= rhs (i1 result), broadcast like numpy.")
+
+
+def _require_bool(t: ir.RankedTensorType, what: str = "operand") -> None:
+    if not _is_bool(t.element_type):
+        raise VerifyError(f"{what} element type must be i1, got {t.element_type}")
+
+
+def _logical(mnemonic: str, doc: str):
+    def infer(sig):
+        _require_bool(sig.lhs)
+        _require_bool(sig.rhs)
+        return tensor(broadcast_shapes(sig.lhs.shape, sig.rhs.shape), sig.lhs.element_type)
+
+    return _define(mnemonic, doc, {"lhs": Operand, "rhs": Operand, "result": Result}, infer)
+
+
+LogicalAndOp = _logical("logical_and", "lhs and rhs on i1 tensors, broadcast like numpy.")
+LogicalOrOp = _logical("logical_or", "lhs or rhs on i1 tensors, broadcast like numpy.")
+LogicalXorOp = _logical("logical_xor", "lhs xor rhs on i1 tensors, broadcast like numpy.")
+
+
+class LogicalNotOp(Graph.Operation, name="logical_not"):
+    """not input, on an i1 tensor."""
+
+    input: Operand
+    result: Result
+
+    @staticmethod
+    def infer(sig):
+        _require_bool(sig.input)
+        return sig.input
+
+
+class WhereOp(Graph.Operation, name="where"):
+    """condition ? x : y elementwise; the three operands broadcast like numpy."""
+
+    condition: Operand
+    x: Operand
+    y: Operand
+    result: Result
+
+    @staticmethod
+    def infer(sig):
+        _require_bool(sig.condition, "condition")
+        element = _same_element_type(sig.x, sig.y)
+        shape = broadcast_shapes(sig.condition.shape, sig.x.shape, sig.y.shape)
+        return tensor(shape, element)
 
 
 class GeluOp(Graph.Operation, name="gelu"):
@@ -458,6 +531,29 @@ def _reduce(mnemonic: str, doc: str, allow_int: bool):
 ReduceSumOp = _reduce("reduce_sum", "Sum over `axes`; `keepdims` keeps them as size 1.", True)
 ReduceMeanOp = _reduce("reduce_mean", "Mean over `axes`; `keepdims` keeps them as size 1.", False)
 ReduceMaxOp = _reduce("reduce_max", "Maximum over `axes`; `keepdims` keeps them as size 1.", True)
+ReduceMinOp = _reduce("reduce_min", "Minimum over `axes`; `keepdims` keeps them as size 1.", True)
+ReduceProdOp = _reduce("reduce_prod", "Product over `axes`; `keepdims` keeps them as size 1.", True)
+
+
+class LrnOp(Graph.Operation, name="lrn"):
+    """Local response normalization across channels (dim 1), like ONNX LRN:
+    x / (bias + alpha / size * sum of x**2 over the `size` channels around c) ** beta."""
+
+    input: Operand
+    size: IntAttr
+    alpha: FloatAttr = 1e-4
+    beta: FloatAttr = 0.75
+    bias: FloatAttr = 1.0
+    result: Result
+
+    @staticmethod
+    def infer(sig):
+        _require_float(sig.input)
+        if sig.input.rank < 3:
+            raise VerifyError(f"input must have rank 3 or more (N, C, ...), got {sig.input.rank}")
+        if sig.size <= 0:
+            raise VerifyError(f"'size' must be positive, got {sig.size}")
+        return sig.input
 
 
 # ----------------------------------------------------------------------------------------------
@@ -573,6 +669,40 @@ class SliceOp(Graph.Operation, name="slice"):
             for d, s, e, st in zip(sig.input.shape, sig.starts, sig.ends, sig.steps, strict=True)
         ]
         return tensor(shape, sig.input.element_type)
+
+
+class PadOp(Graph.Operation, name="pad"):
+    """Pads every dim: `pads` = [begin_0, ..., begin_n-1, end_0, ..., end_n-1] (ONNX order).
+
+    `mode` "constant" fills with `value`; "edge" repeats the border element; "reflect" mirrors
+    the input without repeating the border (numpy's "reflect").
+    """
+
+    input: Operand
+    pads: I64ArrayAttr
+    value: FloatAttr = 0.0
+    mode: StrAttr = "constant"
+    result: Result
+
+    @staticmethod
+    def infer(sig):
+        rank = sig.input.rank
+        _check_length("pads", sig.pads, 2 * rank)
+        if any(p < 0 for p in sig.pads):
+            raise VerifyError("'pads' must not be negative")
+        if sig.mode not in ("constant", "edge", "reflect"):
+            raise VerifyError(f'\'mode\' must be "constant", "edge" or "reflect", got "{sig.mode}"')
+        shape = list(sig.input.shape)
+        if sig.mode == "reflect" and any(
+            max(sig.pads[i], sig.pads[rank + i]) >= shape[i] for i in range(rank)
+        ):
+            raise VerifyError("reflect padding must be smaller than the padded dim")
+        if sig.mode == "edge" and any(
+            shape[i] == 0 and sig.pads[i] + sig.pads[rank + i] for i in range(rank)
+        ):
+            raise VerifyError("edge padding needs a nonempty dim")
+        padded = [d + sig.pads[i] + sig.pads[rank + i] for i, d in enumerate(shape)]
+        return tensor(padded, sig.input.element_type)
 
 
 class GatherOp(Graph.Operation, name="gather"):

@@ -151,7 +151,55 @@ _UNARY = {
     "relu": lambda x: arith.maximumf(x, const(x, 0.0)),
     "silu": lambda x: arith.mulf(x, sigmoid(x)),
     "erf": mmath.erf,
+    "floor": mmath.floor,
+    "ceil": mmath.ceil,
+    "round": mmath.roundeven,
+    "sin": mmath.sin,
+    "cos": mmath.cos,
+    "logical_not": lambda x: arith.xori(x, lb.scalar(x.type, 1)),
 }
+
+
+_COMPARE = {
+    "equal": (arith.CmpFPredicate.OEQ, arith.CmpIPredicate.eq),
+    "less": (arith.CmpFPredicate.OLT, arith.CmpIPredicate.slt),
+    "less_equal": (arith.CmpFPredicate.OLE, arith.CmpIPredicate.sle),
+    "greater": (arith.CmpFPredicate.OGT, arith.CmpIPredicate.sgt),
+    "greater_equal": (arith.CmpFPredicate.OGE, arith.CmpIPredicate.sge),
+}
+
+
+@lowering(*_COMPARE)
+def lower_compare(op):
+    out = _out(op)
+    float_predicate, int_predicate = _COMPARE[op.mnemonic]
+
+    def body(a, b):
+        if _is_float(a):
+            return arith.cmpf(float_predicate, a, b)
+        return arith.cmpi(int_predicate, a, b)
+
+    return lb.elementwise([op.lhs, op.rhs], out.shape, out.element_type, body)
+
+
+_LOGICAL = {"logical_and": arith.andi, "logical_or": arith.ori, "logical_xor": arith.xori}
+
+
+@lowering(*_LOGICAL)
+def lower_logical(op):
+    out = _out(op)
+    return lb.elementwise([op.lhs, op.rhs], out.shape, out.element_type, _LOGICAL[op.mnemonic])
+
+
+@lowering("where")
+def lower_where(op):
+    out = _out(op)
+    return lb.elementwise(
+        [op.condition, op.x, op.y],
+        out.shape,
+        out.element_type,
+        lambda c, a, b: arith.select(c, a, b),
+    )
 
 
 @lowering(*_UNARY)
@@ -408,13 +456,17 @@ def lower_norm(op):
     )
 
 
-@lowering("reduce_sum", "reduce_mean", "reduce_max")
+@lowering("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")
 def lower_reduce(op):
     t = lb.ranked(op.input)
     axes = normalize_axes(op.axes, t.rank)
     element = t.element_type
     if op.mnemonic == "reduce_max":
         reduced = lb.reduce(op.input, axes, lb.lowest(element), maximum)
+    elif op.mnemonic == "reduce_min":
+        reduced = lb.reduce(op.input, axes, lb.highest(element), minimum)
+    elif op.mnemonic == "reduce_prod":
+        reduced = lb.reduce(op.input, axes, lb.scalar(element, 1), mul)
     elif op.mnemonic == "reduce_sum":
         reduced = lb.reduce(op.input, axes, lb.scalar(element, 0), add)
     else:
@@ -495,9 +547,87 @@ def lower_gather(op):
     )
 
 
+# Splats larger than this are filled at run time: a constant would become an LLVM global with
+# every element spelled out (weights of the light ONNX models are splats of 100M elements).
+_LARGEST_SPLAT_CONSTANT = 4096
+
+
 @lowering("constant")
 def lower_constant(op):
-    return arith.ConstantOp(op.result.type, op.value).result
+    out = _out(op)
+    value = op.value
+    if (
+        isinstance(value, ir.DenseElementsAttr)
+        and value.is_splat
+        and math.prod(out.shape) > _LARGEST_SPLAT_CONSTANT
+    ):
+        splat = arith.ConstantOp(out.element_type, value.get_splat_value()).result
+        return lb.filled(out.shape, out.element_type, splat)
+    return arith.ConstantOp(op.result.type, value).result
+
+
+@lowering("pad")
+def lower_pad(op):
+    out = _out(op)
+    t = lb.ranked(op.input)
+    low, high = op.pads[: t.rank], op.pads[t.rank :]
+    if op.mode == "constant":
+        return lb.pad(op.input, low, high, lb.scalar(out.element_type, op.value))
+    index = ir.IndexType.get()
+
+    def source_index(dim: int) -> ir.Value:
+        i = arith.subi(lb.index(dim), arith.ConstantOp(index, low[dim]).result)
+        last = arith.ConstantOp(index, t.shape[dim] - 1).result
+        zero = arith.ConstantOp(index, 0).result
+        if op.mode == "edge":
+            return arith.minsi(arith.maxsi(i, zero), last)
+        # reflect: -i before the start, 2 * last - i after the end
+        mirrored_low = arith.select(
+            arith.cmpi(arith.CmpIPredicate.slt, i, zero), arith.subi(zero, i), i
+        )
+        twice_last = arith.addi(last, last)
+        past_end = arith.cmpi(arith.CmpIPredicate.sgt, mirrored_low, last)
+        return arith.select(past_end, arith.subi(twice_last, mirrored_low), mirrored_low)
+
+    def body(_):
+        return tensor.extract(op.input, [source_index(d) for d in range(t.rank)])
+
+    return lb.generic(
+        [],
+        lb.empty(out.shape, out.element_type),
+        [list(range(out.rank))],
+        [lb.PARALLEL] * out.rank,
+        body,
+    )
+
+
+@lowering("lrn")
+def lower_lrn(op):
+    out = _out(op)
+    element = out.element_type
+    rank = out.rank
+    before, after = (op.size - 1) // 2, op.size // 2
+    squares = lb.elementwise([op.input], out.shape, element, lambda v: arith.mulf(v, v))
+    low, high = [0] * rank, [0] * rank
+    low[1], high[1] = before, after
+    padded = lb.pad(squares, low, high, lb.scalar(element, 0))
+    window = lb.empty([op.size], element)
+    dims = [ir.AffineDimExpr.get(i) for i in range(rank + 1)]
+    padded_map = [dims[0], dims[1] + dims[rank], *dims[2:rank]]
+    sums = lb.generic(
+        [padded, window],
+        lb.filled(out.shape, element, lb.scalar(element, 0)),
+        [padded_map, [rank], list(range(rank))],
+        [lb.PARALLEL] * rank + [lb.REDUCTION],
+        lambda sq, _, acc: arith.addf(acc, sq),
+    )
+
+    def normalize(x, total):
+        scaled = arith.mulf(total, const(total, op.alpha / op.size))
+        denominator = mmath.powf(arith.addf(scaled, const(total, op.bias)), const(total, op.beta))
+        return arith.divf(x, denominator)
+
+    return lb.elementwise([op.input, sums], out.shape, element, normalize)
 
 
 @lowering("attention")

@@ -59,6 +59,14 @@ def lowest(element_type: ir.Type) -> ir.Value:
     return scalar(element_type, -(1 << (width - 1)))
 
 
+def highest(element_type: ir.Type) -> ir.Value:
+    """The identity of min: +inf for floats, the largest value for signed integers."""
+    if isinstance(element_type, ir.FloatType):
+        return scalar(element_type, float("inf"))
+    width = ir.IntegerType(element_type).width
+    return scalar(element_type, (1 << (width - 1)) - 1)
+
+
 def filled(shape: Sequence[int], element_type: ir.Type, value: ir.Value) -> ir.Value:
     return linalg.fill(value, outs=[empty(shape, element_type)])
 

@@ -59,6 +59,11 @@ UNARY = {
     "relu": (lambda x: np.maximum(x, 0), None),
     "silu": (lambda x: x * sigmoid(x), None),
     "erf": (erf, None),
+    "floor": (np.floor, None),
+    "ceil": (np.ceil, None),
+    "round": (np.round, None),
+    "sin": (np.sin, None),
+    "cos": (np.cos, None),
 }
 
 
@@ -286,7 +291,14 @@ def test_rms_norm(rng):
 
 
 @pytest.mark.parametrize(
-    "op,fn", [("reduce_sum", np.sum), ("reduce_mean", np.mean), ("reduce_max", np.max)]
+    "op,fn",
+    [
+        ("reduce_sum", np.sum),
+        ("reduce_mean", np.mean),
+        ("reduce_max", np.max),
+        ("reduce_min", np.min),
+        ("reduce_prod", np.prod),
+    ],
 )
 @pytest.mark.parametrize("axes,keepdims", [((1,), False), ((0, 2), True), ((-1,), False)])
 def test_reductions(op, fn, axes, keepdims, rng):
@@ -398,3 +410,92 @@ def test_attention(causal, rng):
     check(actual, expected, rtol=1e-5, atol=1e-6)
     scaled = run_op("attention", [q, k, v], tensor_type(expected.shape), "scale = 0.5 : f32")
     check(scaled, attention_ref(q.astype(np.float64), k, v, False, 0.5), rtol=1e-5, atol=1e-6)
+
+
+def test_round_halves_to_even():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49], np.float32)
+    check(run_op("round", [x], tensor_type([7])), np.round(x))
+
+
+COMPARE = {
+    "equal": np.equal,
+    "less": np.less,
+    "less_equal": np.less_equal,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+}
+
+
+@pytest.mark.parametrize("op", sorted(COMPARE))
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_comparisons(op, dtype, rng):
+    a = rng.integers(-3, 3, (3, 4)).astype(dtype)
+    b = rng.integers(-3, 3, (4,)).astype(dtype)
+    check(run_op(op, [a, b], tensor_type([3, 4], "i1")), COMPARE[op](a, b))
+
+
+@pytest.mark.parametrize(
+    "op,fn",
+    [
+        ("logical_and", np.logical_and),
+        ("logical_or", np.logical_or),
+        ("logical_xor", np.logical_xor),
+    ],
+)
+def test_logical(op, fn, rng):
+    a, b = rng.random((2, 5)) > 0.5, rng.random((5,)) > 0.5
+    check(run_op(op, [a, b], tensor_type([2, 5], "i1")), fn(a, b))
+
+
+def test_logical_not(rng):
+    a = rng.random((2, 5)) > 0.5
+    check(run_op("logical_not", [a], tensor_type([2, 5], "i1")), ~a)
+
+
+def test_where(rng):
+    c = rng.random((3, 1)) > 0.5
+    x, y = rand(rng, 3, 4), rand(rng, 4)
+    check(run_op("where", [c, x, y], tensor_type([3, 4])), np.where(c, x, y))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_pad(mode, rng):
+    x = rand(rng, 3, 4)
+    expected = np.pad(
+        x, [(1, 2), (0, 3)], mode=mode, **({"constant_values": 1.5} if mode == "constant" else {})
+    )
+    attrs = f'pads = array<i64: 1, 0, 2, 3>, value = 1.5 : f32, mode = "{mode}"'
+    check(run_op("pad", [x], tensor_type(expected.shape), attrs), expected)
+
+
+def lrn_reference(x, size, alpha, beta, bias):
+    squares = np.zeros_like(x, dtype=np.float64)
+    channels = x.shape[1]
+    for c in range(channels):
+        lo, hi = max(0, c - (size - 1) // 2), min(channels - 1, c + size // 2)
+        squares[:, c] = (x[:, lo : hi + 1].astype(np.float64) ** 2).sum(axis=1)
+    return x / (bias + alpha / size * squares) ** beta
+
+
+@pytest.mark.parametrize("size", [3, 4])
+def test_lrn(size, rng):
+    x = rand(rng, 2, 7, 3, 3)
+    attrs = f"size = {size} : i64, alpha = 0.02 : f32, beta = 0.75 : f32, bias = 2.0 : f32"
+    check(
+        run_op("lrn", [x], tensor_type([2, 7, 3, 3]), attrs),
+        lrn_reference(x, size, 0.02, 0.75, 2.0),
+        rtol=1e-5,
+    )
+
+
+def test_large_splat_constants_are_filled_at_run_time():
+    t = "tensor<100x100xf32>"
+    text = f"""
+    func.func @main(%x: {t}) -> {t} {{
+      %w = "graph.constant"() {{value = dense<0.5> : {t}}} : () -> {t}
+      %0 = "graph.matmul"(%x, %w) : ({t}, {t}) -> {t}
+      return %0 : {t}
+    }}
+    """
+    x = np.ones((100, 100), np.float32)
+    check(strata.compile(text)(x), np.full((100, 100), 50.0, np.float32))

@@ -159,3 +159,59 @@ func.func @constant() -> tensor<2xf32> {
   %0 = "graph.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// Comparisons produce i1 through arith.cmpf/cmpi; where is a select.
+// CHECK-LABEL: func.func @compare_and_select
+// CHECK: linalg.generic
+// CHECK: arith.cmpf olt
+// CHECK: linalg.yield %{{.*}} : i1
+// CHECK: linalg.generic
+// CHECK: arith.select
+func.func @compare_and_select(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "graph.less"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = "graph.where"(%0, %a, %b) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// Constant padding is tensor.pad; edge and reflect read the input at clamped or mirrored indices.
+// CHECK-LABEL: func.func @pad_modes
+// CHECK: tensor.pad %{{.*}} low[1, 0] high[0, 2]
+// CHECK: linalg.generic
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: tensor.extract
+func.func @pad_modes(%x: tensor<3x4xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  %0 = "graph.pad"(%x) {pads = array<i64: 1, 0, 0, 2>} : (tensor<3x4xf32>) -> tensor<4x6xf32>
+  %1 = "graph.pad"(%x) {pads = array<i64: 1, 0, 0, 2>, mode = "edge"} : (tensor<3x4xf32>) -> tensor<4x6xf32>
+  return %0, %1 : tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// LRN sums squares over a channel window of the zero-padded input.
+// CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d4, d2, d3)>
+// CHECK-LABEL: func.func @lrn
+// CHECK: tensor.pad %{{.*}} low[0, 1, 0, 0] high[0, 1, 0, 0]
+// CHECK: linalg.generic {indexing_maps = [#[[WINDOW]]
+// CHECK-SAME: "reduction"
+// CHECK: math.powf
+func.func @lrn(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  %0 = "graph.lrn"(%x) {size = 3 : i64} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  return %0 : tensor<1x4x2x2xf32>
+}
+
+// -----
+
+// Large splat constants become a fill at run time, small ones stay constants.
+// CHECK-LABEL: func.func @splats
+// CHECK-DAG: arith.constant dense<2.000000e+00> : tensor<4xf32>
+// CHECK-DAG: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<100x100xf32>)
+func.func @splats() -> (tensor<100x100xf32>, tensor<4xf32>) {
+  %0 = "graph.constant"() {value = dense<1.0> : tensor<100x100xf32>} : () -> tensor<100x100xf32>
+  %1 = "graph.constant"() {value = dense<2.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  return %0, %1 : tensor<100x100xf32>, tensor<4xf32>
+}

@@ -430,3 +430,91 @@ func.func @irdl_operand_kind(%a: f32) {
   %0 = "graph.relu"(%a) : (f32) -> f32
   return
 }
+
+// -----
+
+func.func @compare_types(%a: tensor<2xf32>, %b: tensor<2xi64>) {
+  // expected-error @+1 {{operands must have the same element type}}
+  %0 = "graph.less"(%a, %b) : (tensor<2xf32>, tensor<2xi64>) -> tensor<2xi1>
+  return
+}
+
+// -----
+
+func.func @compare_result(%a: tensor<2xf32>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{result type tensor<2xf32> does not match the inferred type tensor<2xi1>}}
+  %0 = "graph.equal"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @logical_bool(%a: tensor<2xf32>, %b: tensor<2xi1>) {
+  // expected-error @+1 {{operand element type must be i1, got f32}}
+  %0 = "graph.logical_and"(%a, %b) : (tensor<2xf32>, tensor<2xi1>) -> tensor<2xi1>
+  return
+}
+
+// -----
+
+func.func @where_condition(%c: tensor<2xf32>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{condition element type must be i1, got f32}}
+  %0 = "graph.where"(%c, %a, %a) : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @pad_length(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'pads' must have 4 elements, got 2}}
+  %0 = "graph.pad"(%a) {pads = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_negative(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'pads' must not be negative}}
+  %0 = "graph.pad"(%a) {pads = array<i64: 1, -1, 0, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @pad_mode(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'mode' must be "constant", "edge" or "reflect", got "wrap"}}
+  %0 = "graph.pad"(%a) {pads = array<i64: 1, 0, 0, 0>, mode = "wrap"} : (tensor<2x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @pad_reflect(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{reflect padding must be smaller than the padded dim}}
+  %0 = "graph.pad"(%a) {pads = array<i64: 2, 0, 0, 0>, mode = "reflect"} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @pad_edge(%a: tensor<0x3xf32>) {
+  // expected-error @+1 {{edge padding needs a nonempty dim}}
+  %0 = "graph.pad"(%a) {pads = array<i64: 1, 0, 0, 0>, mode = "edge"} : (tensor<0x3xf32>) -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
+func.func @lrn_rank(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{input must have rank 3 or more (N, C, ...), got 2}}
+  %0 = "graph.lrn"(%a) {size = 3 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @lrn_size(%a: tensor<1x2x3xf32>) {
+  // expected-error @+1 {{'size' must be positive, got 0}}
+  %0 = "graph.lrn"(%a) {size = 0 : i64} : (tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  return
+}

@@ -96,6 +96,54 @@ func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %g2: tensor<4
   return %3 : tensor<2x4x8xf32>
 }
 
+// CHECK-LABEL: func.func @comparisons_and_selection
+func.func @comparisons_and_selection(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  // CHECK: "graph.less"({{.*}}) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %0 = "graph.less"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: "graph.equal"
+  %1 = "graph.equal"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: "graph.less_equal"
+  %2 = "graph.less_equal"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: "graph.greater"
+  %3 = "graph.greater"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: "graph.greater_equal"
+  %4 = "graph.greater_equal"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: "graph.logical_and"
+  %5 = "graph.logical_and"(%0, %1) : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK: "graph.logical_or"
+  %6 = "graph.logical_or"(%5, %2) : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK: "graph.logical_xor"
+  %7 = "graph.logical_xor"(%6, %3) : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK: "graph.logical_not"
+  %8 = "graph.logical_not"(%7) : (tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK: "graph.where"({{.*}}) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %9 = "graph.where"(%8, %a, %b) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: "graph.floor"
+  %10 = "graph.floor"(%9) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: "graph.ceil"
+  %11 = "graph.ceil"(%10) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: "graph.round"
+  %12 = "graph.round"(%11) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: "graph.sin"
+  %13 = "graph.sin"(%12) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: "graph.cos"
+  %14 = "graph.cos"(%13) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %14 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @padding_and_lrn
+func.func @padding_and_lrn(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x7x6xf32>, tensor<1x4x5x5xf32>, tensor<1x4xf32>) {
+  // CHECK: "graph.pad"(%{{.*}}) {mode = "reflect", pads = array<i64: 0, 0, 1, 0, 0, 0, 1, 1>}
+  %0 = "graph.pad"(%x) {pads = array<i64: 0, 0, 1, 0, 0, 0, 1, 1>, mode = "reflect"} : (tensor<1x4x5x5xf32>) -> tensor<1x4x7x6xf32>
+  // CHECK: "graph.lrn"(%{{.*}}) {alpha = 9.99999974E-5 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32, size = 3 : i64}
+  %1 = "graph.lrn"(%x) {size = 3 : i64, alpha = 1.0e-4 : f32, beta = 0.75 : f32, bias = 1.0 : f32} : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  // CHECK: "graph.reduce_min"
+  %2 = "graph.reduce_min"(%x) {axes = array<i64: 2, 3>} : (tensor<1x4x5x5xf32>) -> tensor<1x4xf32>
+  // CHECK: "graph.reduce_prod"
+  %3 = "graph.reduce_prod"(%x) {axes = array<i64: 2, 3>} : (tensor<1x4x5x5xf32>) -> tensor<1x4xf32>
+  return %0, %1, %3 : tensor<1x4x7x6xf32>, tensor<1x4x5x5xf32>, tensor<1x4xf32>
+}
+
 // CHECK-LABEL: func.func @reductions
 func.func @reductions(%x: tensor<2x4x8xf32>) -> (tensor<2x8xf32>, tensor<2x1x1xf32>, tensor<4x8xf32>) {
   // CHECK: "graph.reduce_sum"({{.*}}) {axes = array<i64: 1>, keepdims = false} : (tensor<2x4x8xf32>) -> tensor<2x8xf32>
