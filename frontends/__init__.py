@@ -1,0 +1,1 @@
+"""Model frontends into the graph dialect: ONNX (`onnx`) and PyTorch (`torch`)."""
