@@ -256,7 +256,7 @@ _resource_counter = iter(range(1 << 62))
 
 def _elements_attr(array: np.ndarray) -> ir.Attribute:
     t = _tensor_type(array.shape, array.dtype)
-    if array.size and _is_splat(array) and array.size > 1:
+    if array.size and _is_splat(array):
         value = array.reshape(-1)[0]
         if array.dtype == np.bool_:
             scalar = ir.IntegerAttr.get(t.element_type, int(value))
@@ -502,7 +502,12 @@ for _op_type, _build in {
 @converter("Pow")
 def _pow(importer, node, inputs, attrs):
     base = importer.tensor(inputs[0])
-    return [g.pow(base, importer.cast(inputs[1], importer.dtype(base)))]
+    dtype = importer.dtype(base)
+    if np.issubdtype(dtype, np.floating):
+        return [g.pow(base, importer.cast(inputs[1], dtype))]
+    # Integer powers are exact in f64 for the magnitudes integers can hold without overflow.
+    wide = g.pow(importer.cast(base, np.float64), importer.cast(inputs[1], np.float64))
+    return [importer.cast(wide, dtype)]
 
 
 @converter("Sum", "Max", "Min", "Mean")
@@ -959,7 +964,8 @@ def _reshape(importer, node, inputs, attrs):
 @converter("Flatten")
 def _flatten(importer, node, inputs, attrs):
     shape = importer.shape(inputs[0])
-    axis = attrs.get("axis", 1) % (len(shape) + 1) if shape else 0
+    axis = attrs.get("axis", 1)
+    axis = axis + len(shape) if axis < 0 else axis
     return [importer.reshape(inputs[0], [math.prod(shape[:axis]), math.prod(shape[axis:])])]
 
 

@@ -42,12 +42,20 @@ def div(a, b):
     return arith.divf(a, b) if _is_float(a) else arith.divsi(a, b)
 
 
+def _is_bool(v: ir.Value) -> bool:
+    return isinstance(v.type, ir.IntegerType) and ir.IntegerType(v.type).width == 1
+
+
 def maximum(a, b):
-    return arith.maximumf(a, b) if _is_float(a) else arith.maxsi(a, b)
+    if _is_float(a):
+        return arith.maximumf(a, b)
+    return arith.ori(a, b) if _is_bool(a) else arith.maxsi(a, b)
 
 
 def minimum(a, b):
-    return arith.minimumf(a, b) if _is_float(a) else arith.minsi(a, b)
+    if _is_float(a):
+        return arith.minimumf(a, b)
+    return arith.andi(a, b) if _is_bool(a) else arith.minsi(a, b)
 
 
 def const(like: ir.Value, value: float) -> ir.Value:

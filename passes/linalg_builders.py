@@ -56,6 +56,8 @@ def lowest(element_type: ir.Type) -> ir.Value:
     if isinstance(element_type, ir.FloatType):
         return scalar(element_type, float("-inf"))
     width = ir.IntegerType(element_type).width
+    if width == 1:  # booleans order false < true
+        return scalar(element_type, 0)
     return scalar(element_type, -(1 << (width - 1)))
 
 
@@ -64,6 +66,8 @@ def highest(element_type: ir.Type) -> ir.Value:
     if isinstance(element_type, ir.FloatType):
         return scalar(element_type, float("inf"))
     width = ir.IntegerType(element_type).width
+    if width == 1:
+        return scalar(element_type, 1)
     return scalar(element_type, (1 << (width - 1)) - 1)
 
 
