@@ -21,7 +21,7 @@ def _parse_shapes(items: tuple[str, ...]) -> dict[str, list[int]]:
         try:
             shapes[name] = [int(d) for d in dims.split(",") if d]
         except ValueError:
-            raise click.BadParameter(f"'{item}' is not NAME=D0,D1,...", param_hint="--input-shape")
+            name = ""
         if not name:
             raise click.BadParameter(f"'{item}' is not NAME=D0,D1,...", param_hint="--input-shape")
     return shapes

@@ -21,7 +21,8 @@ def linear_model(weight: np.ndarray, op: str = "MatMul") -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_weights_become_resources_and_the_model_runs(rng=np.random.default_rng(0)):
+def test_weights_become_resources_and_the_model_runs():
+    rng = np.random.default_rng(0)
     w = rng.standard_normal((8, 4)).astype(np.float32)
     module = import_model(linear_model(w))
     text = str(module)
