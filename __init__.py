@@ -17,4 +17,11 @@ def compile(module_or_text, target: str = "cpu", entry: str | None = None):  # n
     return compile_module(module_or_text, target=target, entry=entry)
 
 
-__all__ = ["CompileError", "compile"]
+def torch_backend(target: str = "cpu"):
+    """A `torch.compile` backend: `torch.compile(model, backend=strata.torch_backend())`."""
+    from .frontends.torch import torch_backend as make_backend
+
+    return make_backend(target)
+
+
+__all__ = ["CompileError", "compile", "torch_backend"]

@@ -10,6 +10,7 @@ mnemonics (`graph.softmax(x, axis=1)`), returning the result Value.
 import math
 
 from mlir import ir
+from mlir.dialects import tensor as tensor_dialect
 
 from .dsl import (
     BoolAttr,
@@ -764,6 +765,18 @@ class AttentionOp(Graph.Operation, name="attention"):
         return tensor([b, h, s, sig.v.shape[3]], element)
 
 
+def join(values: list[ir.Value], axis: int) -> ir.Value:
+    """Concatenates along `axis`: graph.concat when the inputs share a type, else upstream
+    tensor.concat (IRDL gives all of graph.concat's inputs one type; see ConcatOp)."""
+    types = [ir.RankedTensorType(v.type) for v in values]
+    axis = normalize_axis(axis, types[0].rank)
+    if len({str(t) for t in types}) == 1:
+        return ConcatOp.build(values, axis=axis)
+    shape = list(types[0].shape)
+    shape[axis] = sum(t.shape[axis] for t in types)
+    return tensor_dialect.ConcatOp(tensor(shape, types[0].element_type), axis, values).result
+
+
 def __getattr__(name: str):
     """Builders: `graph.<mnemonic>(*operands, result_type=..., loc=..., ip=..., **attrs)`."""
     op = Graph.ops.get(name)
@@ -772,4 +785,4 @@ def __getattr__(name: str):
     return op.build
 
 
-__all__ = ["Graph", "broadcast_shapes", "normalize_axis", "normalize_axes", "reduced_shape"]
+__all__ = ["Graph", "broadcast_shapes", "join", "normalize_axis", "normalize_axes", "reduced_shape"]

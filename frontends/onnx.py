@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 from mlir import ir
-from mlir.dialects import func, tensor
+from mlir.dialects import func
 from onnx import helper, numpy_helper
 
 from ..dialects import graph as g
@@ -1004,18 +1004,7 @@ def _concat(importer, node, inputs, attrs):
     values = [importer.tensor(x) for x in inputs if x is not None]
     rank = len(importer.shape(values[0]))
     axis = attrs["axis"] % rank
-    return [concat(values, axis)]
-
-
-def concat(values: list[ir.Value], axis: int) -> ir.Value:
-    """graph.concat when the inputs share a type, else tensor.concat (see graph.concat)."""
-    if len({v.type for v in values}) == 1:
-        return g.concat(values, axis=axis)
-    shapes = [list(ir.RankedTensorType(v.type).shape) for v in values]
-    out = list(shapes[0])
-    out[axis] = sum(s[axis] for s in shapes)
-    result = ir.RankedTensorType.get(out, ir.RankedTensorType(values[0].type).element_type)
-    return tensor.ConcatOp(result, axis, values).result
+    return [g.join(values, axis)]
 
 
 @converter("Split")

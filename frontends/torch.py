@@ -1,0 +1,799 @@
+"""PyTorch models into the graph dialect, through `torch.export`, and a `torch.compile` backend.
+
+`import_module(module, example_inputs)` exports the module, decomposes it to core ATen and
+converts every ATen op to graph ops; parameters and buffers become constants (weights as
+`dense_resource`) or, with `params="arguments"`, leading function arguments. An ATen op without
+a converter is reported by name, with the FX node that uses it.
+
+`torch_backend(target="cpu")` is a `torch.compile` backend: each graph that Dynamo captures is
+compiled by strata; a graph strata cannot compile runs eagerly, with a warning that says why.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from mlir import ir
+from mlir.dialects import func
+
+from ..diagnostics import CompileError
+from ..dialects import graph as g
+from ..source import make_context
+
+
+class TorchImportError(Exception):
+    """The module cannot be imported; the message names the ATen op and the FX node."""
+
+
+_DTYPES = {
+    torch.float32: np.float32,
+    torch.float64: np.float64,
+    torch.float16: np.float16,
+    torch.int64: np.int64,
+    torch.int32: np.int32,
+    torch.int16: np.int16,
+    torch.int8: np.int8,
+    torch.bool: np.bool_,
+}
+
+_ELEMENT_TYPES = {
+    np.dtype(np.float32): lambda: ir.F32Type.get(),
+    np.dtype(np.float64): lambda: ir.F64Type.get(),
+    np.dtype(np.float16): lambda: ir.F16Type.get(),
+    np.dtype(np.int64): lambda: ir.IntegerType.get_signless(64),
+    np.dtype(np.int32): lambda: ir.IntegerType.get_signless(32),
+    np.dtype(np.int16): lambda: ir.IntegerType.get_signless(16),
+    np.dtype(np.int8): lambda: ir.IntegerType.get_signless(8),
+    np.dtype(np.bool_): lambda: ir.IntegerType.get_signless(1),
+}
+
+_NUMPY_OF_ELEMENT = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "f16": np.float16,
+    "i64": np.int64,
+    "i32": np.int32,
+    "i16": np.int16,
+    "i8": np.int8,
+    "i1": np.bool_,
+}
+
+
+def numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    if dtype not in _DTYPES:
+        raise TorchImportError(f"element type {dtype} is not supported")
+    return np.dtype(_DTYPES[dtype])
+
+
+def _tensor_type(shape, dtype) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get([int(d) for d in shape], _ELEMENT_TYPES[np.dtype(dtype)]())
+
+
+def _to_numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().contiguous().numpy()
+
+
+# ----------------------------------------------------------------------------------------------
+# Values: MLIR Values, numpy constants, Python scalars/lists (non-tensor arguments) or tuples
+# of those (multi-result ATen ops).
+
+
+class _Builder:
+    def __init__(self):
+        self.resources = 0
+
+    def tensor(self, x) -> ir.Value:
+        if isinstance(x, ir.Value):
+            return x
+        return self.constant(np.asarray(x))
+
+    def constant(self, array: np.ndarray) -> ir.Value:
+        t = _tensor_type(array.shape, array.dtype)
+        flat = array.reshape(-1)
+        if array.size and np.all(flat == flat[0]):
+            value = flat[0]
+            if np.issubdtype(array.dtype, np.floating):
+                scalar = ir.FloatAttr.get(t.element_type, float(value))
+            else:
+                scalar = ir.IntegerAttr.get(t.element_type, int(value))
+            attr = ir.DenseElementsAttr.get_splat(t, scalar)
+        elif array.dtype == np.bool_:
+            attr = ir.DenseElementsAttr.get(np.ascontiguousarray(array))
+        else:
+            self.resources += 1
+            attr = ir.DenseResourceElementsAttr.get_from_buffer(
+                memoryview(np.ascontiguousarray(array)), f"torch_weight_{self.resources}", t
+            )
+        return g.constant(value=attr, result_type=t)
+
+    @staticmethod
+    def shape(x) -> list[int]:
+        if isinstance(x, ir.Value):
+            return list(ir.RankedTensorType(x.type).shape)
+        return list(np.shape(x))
+
+    @staticmethod
+    def dtype(x) -> np.dtype:
+        if isinstance(x, ir.Value):
+            element = str(ir.RankedTensorType(x.type).element_type)
+            return np.dtype(_NUMPY_OF_ELEMENT[element])
+        return np.asarray(x).dtype
+
+    def scalar(self, like, value) -> ir.Value:
+        return self.constant(np.array(value, dtype=self.dtype(like)))
+
+    def operand(self, like, value) -> ir.Value:
+        """A tensor operand: `value` itself, or a Python number as a scalar of `like`'s type."""
+        if isinstance(value, ir.Value):
+            return value
+        if isinstance(value, (int, float, bool)):
+            return self.scalar(like, value)
+        return self.tensor(value)
+
+    def reshape(self, x, shape) -> ir.Value:
+        x = self.tensor(x)
+        if self.shape(x) == list(shape):
+            return x
+        return g.reshape(x, result_type=_tensor_type(shape, self.dtype(x)))
+
+    def cast(self, x, dtype) -> ir.Value:
+        x = self.tensor(x)
+        if self.dtype(x) == np.dtype(dtype):
+            return x
+        return g.cast(x, result_type=_tensor_type(self.shape(x), dtype))
+
+
+# ----------------------------------------------------------------------------------------------
+# ATen converters: fn(builder, *args, **kwargs) -> value (or tuple of values).
+
+ATEN: dict[str, Callable] = {}
+
+
+def aten(*names: str):
+    def register(fn):
+        for name in names:
+            ATEN[name] = fn
+        return fn
+
+    return register
+
+
+def supported_ops() -> list[str]:
+    return sorted(ATEN)
+
+
+def _binary(build, swap: bool = False):
+    def convert(b, x, y, alpha=1, **_):
+        lhs = x if isinstance(x, ir.Value) else None
+        like = lhs if lhs is not None else y
+        x, y = b.operand(like, x), b.operand(like, y)
+        if alpha != 1:
+            y = g.mul(y, b.scalar(y, alpha))
+        return build(y, x) if swap else build(x, y)
+
+    return convert
+
+
+for _names, _build in {
+    ("aten.add.Tensor", "aten.add.Scalar"): g.add,
+    ("aten.sub.Tensor", "aten.sub.Scalar"): g.sub,
+    ("aten.mul.Tensor", "aten.mul.Scalar"): g.mul,
+    ("aten.div.Tensor", "aten.div.Scalar"): g.div,
+    ("aten.maximum.default",): g.maximum,
+    ("aten.minimum.default",): g.minimum,
+    ("aten.eq.Tensor", "aten.eq.Scalar"): g.equal,
+    ("aten.lt.Tensor", "aten.lt.Scalar"): g.less,
+    ("aten.le.Tensor", "aten.le.Scalar"): g.less_equal,
+    ("aten.gt.Tensor", "aten.gt.Scalar"): g.greater,
+    ("aten.ge.Tensor", "aten.ge.Scalar"): g.greater_equal,
+    ("aten.logical_and.default",): g.logical_and,
+    ("aten.logical_or.default",): g.logical_or,
+    ("aten.logical_xor.default",): g.logical_xor,
+    ("aten.pow.Tensor_Tensor", "aten.pow.Tensor_Scalar"): g.pow,
+}.items():
+    aten(*_names)(_binary(_build))
+
+aten("aten.rsub.Scalar", "aten.rsub.Tensor")(_binary(g.sub, swap=True))
+
+
+@aten("aten.ne.Tensor", "aten.ne.Scalar")
+def _ne(b, x, y):
+    return g.logical_not(g.equal(b.operand(x, x), b.operand(x, y)))
+
+
+_UNARY = {
+    "aten.relu.default": g.relu,
+    "aten.neg.default": g.neg,
+    "aten.abs.default": g.abs,
+    "aten.exp.default": g.exp,
+    "aten.log.default": g.log,
+    "aten.sqrt.default": g.sqrt,
+    "aten.rsqrt.default": g.rsqrt,
+    "aten.tanh.default": g.tanh,
+    "aten.sigmoid.default": g.sigmoid,
+    "aten.silu.default": g.silu,
+    "aten.erf.default": g.erf,
+    "aten.sin.default": g.sin,
+    "aten.cos.default": g.cos,
+    "aten.floor.default": g.floor,
+    "aten.ceil.default": g.ceil,
+    "aten.round.default": g.round,
+    "aten.logical_not.default": g.logical_not,
+    "aten.bitwise_not.default": g.logical_not,
+}
+
+
+def _unary(build):
+    return lambda b, x: build(b.tensor(x))
+
+
+for _name, _build in _UNARY.items():
+    aten(_name)(_unary(_build))
+
+
+@aten("aten.reciprocal.default")
+def _reciprocal(b, x):
+    return g.div(b.scalar(x, 1.0), b.tensor(x))
+
+
+@aten("aten.gelu.default")
+def _gelu(b, x, approximate="none"):
+    return g.gelu(b.tensor(x), approximate=approximate)
+
+
+@aten("aten.clamp.default", "aten.hardtanh.default", "aten.clamp.Tensor")
+def _clamp(b, x, min=None, max=None):  # noqa: A002  (ATen's argument names)
+    x = b.tensor(x)
+    if min is not None:
+        x = g.maximum(x, b.operand(x, min))
+    if max is not None:
+        x = g.minimum(x, b.operand(x, max))
+    return x
+
+
+@aten("aten.leaky_relu.default")
+def _leaky_relu(b, x, negative_slope=0.01):
+    x = b.tensor(x)
+    return g.where(g.less(x, b.scalar(x, 0.0)), g.mul(x, b.scalar(x, negative_slope)), x)
+
+
+@aten("aten.where.self")
+def _where(b, condition, x, y):
+    like = x if isinstance(x, ir.Value) else y
+    return g.where(b.tensor(condition), b.operand(like, x), b.operand(like, y))
+
+
+@aten("aten.masked_fill.Scalar", "aten.masked_fill.Tensor")
+def _masked_fill(b, x, mask, value):
+    x = b.tensor(x)
+    return g.where(b.tensor(mask), b.operand(x, value), x)
+
+
+@aten(
+    "aten.clone.default",
+    "aten.alias.default",
+    "aten.detach.default",
+    "aten.contiguous.default",
+    "aten.lift_fresh_copy.default",
+    "aten.dropout.default",
+)
+def _identity(b, x, *args, **kwargs):
+    return x
+
+
+@aten("aten._to_copy.default", "aten.to.dtype")
+def _to_copy(b, x, *args, dtype=None, **kwargs):
+    if args and isinstance(args[0], torch.dtype):
+        dtype = args[0]
+    return b.tensor(x) if dtype is None else b.cast(x, numpy_dtype(dtype))
+
+
+# -- contractions, convolution, pooling, normalization ------------------------------------------
+
+
+@aten("aten.mm.default", "aten.bmm.default", "aten.matmul.default")
+def _matmul(b, x, y):
+    return g.matmul(b.tensor(x), b.tensor(y))
+
+
+@aten("aten.addmm.default")
+def _addmm(b, bias, x, y, beta=1, alpha=1):
+    product = g.matmul(b.tensor(x), b.tensor(y))
+    if alpha != 1:
+        product = g.mul(product, b.scalar(product, alpha))
+    bias = b.tensor(bias)
+    if beta != 1:
+        bias = g.mul(bias, b.scalar(bias, beta))
+    return g.add(product, bias)
+
+
+@aten("aten.convolution.default")
+def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed:
+        raise TorchImportError("transposed convolution is not supported")
+    rank = len(stride)
+    x, w = b.tensor(x), b.tensor(w)
+    if rank == 1:
+        x = b.reshape(x, b.shape(x)[:2] + [1] + b.shape(x)[2:])
+        w = b.reshape(w, b.shape(w)[:2] + [1] + b.shape(w)[2:])
+        stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
+    elif rank != 2:
+        raise TorchImportError(f"{rank}-D convolution is not supported (1-D and 2-D are)")
+    operands = (x, w) if bias is None else (x, w, b.tensor(bias))
+    result = g.conv2d(
+        *operands,
+        strides=list(stride),
+        padding=[padding[0], padding[1], padding[0], padding[1]],
+        dilations=list(dilation),
+        groups=groups,
+    )
+    if rank == 1:
+        shape = b.shape(result)
+        result = b.reshape(result, shape[:2] + shape[3:])
+    return result
+
+
+def _pool_padding(in_hw, kernel, stride, padding, ceil_mode):
+    pads = [padding[0], padding[1], padding[0], padding[1]]
+    if ceil_mode:
+        for i in range(2):
+            padded = in_hw[i] + 2 * padding[i]
+            out = math.ceil((padded - kernel[i]) / stride[i]) + 1
+            if (out - 1) * stride[i] >= in_hw[i] + padding[i]:
+                out -= 1
+            pads[2 + i] += max(0, (out - 1) * stride[i] + kernel[i] - padded)
+    return pads
+
+
+def _pair(v):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * 2 if len(v) == 1 else v
+
+
+@aten("aten.max_pool2d_with_indices.default", "aten.max_pool2d.default")
+def _max_pool2d(b, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    if any(d != 1 for d in _pair(dilation)):
+        raise TorchImportError("max pooling with dilation is not supported")
+    kernel, padding = _pair(kernel), _pair(padding)
+    stride = _pair(stride) if stride else kernel
+    x = b.tensor(x)
+    pads = _pool_padding(b.shape(x)[2:], kernel, stride, padding, ceil_mode)
+    out = g.max_pool2d(x, kernel=kernel, strides=stride, padding=pads)
+    return (out, _Unsupported("the indices of max_pool2d_with_indices"))
+
+
+@aten("aten.avg_pool2d.default")
+def _avg_pool2d(
+    b,
+    x,
+    kernel,
+    stride=(),
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    if divisor_override is not None:
+        raise TorchImportError("avg_pool2d with divisor_override is not supported")
+    kernel, padding = _pair(kernel), _pair(padding)
+    stride = _pair(stride) if stride else kernel
+    x = b.tensor(x)
+    pads = _pool_padding(b.shape(x)[2:], kernel, stride, padding, ceil_mode)
+    return g.avg_pool2d(
+        x, kernel=kernel, strides=stride, padding=pads, count_include_pad=count_include_pad
+    )
+
+
+@aten("aten._native_batch_norm_legit_no_training.default")
+def _batch_norm(b, x, weight, bias, mean, var, momentum, eps):
+    x = b.tensor(x)
+    channels = b.shape(x)[1]
+    weight = b.tensor(weight) if weight is not None else b.constant(np.ones(channels, b.dtype(x)))
+    bias = b.tensor(bias) if bias is not None else b.constant(np.zeros(channels, b.dtype(x)))
+    out = g.batch_norm(x, weight, bias, b.tensor(mean), b.tensor(var), epsilon=eps)
+    unsupported = _Unsupported("the saved statistics of batch norm")
+    return (out, unsupported, unsupported)
+
+
+@aten("aten.native_layer_norm.default")
+def _layer_norm(b, x, normalized_shape, weight, bias, eps):
+    x = b.tensor(x)
+    shape = list(normalized_shape)
+    dtype = b.dtype(x)
+    weight = b.tensor(weight) if weight is not None else b.constant(np.ones(shape, dtype))
+    bias = b.tensor(bias) if bias is not None else b.constant(np.zeros(shape, dtype))
+    axis = len(b.shape(x)) - len(shape)
+    out = g.layer_norm(x, weight, bias, axis=axis, epsilon=eps)
+    unsupported = _Unsupported("the saved statistics of layer norm")
+    return (out, unsupported, unsupported)
+
+
+@aten("aten._softmax.default", "aten.softmax.int")
+def _softmax(b, x, dim, *args):
+    x = b.tensor(x)
+    return g.softmax(x, axis=dim % len(b.shape(x)))
+
+
+@aten("aten._log_softmax.default", "aten.log_softmax.int")
+def _log_softmax(b, x, dim, *args):
+    x = b.tensor(x)
+    axis = dim % len(b.shape(x))
+    shifted = g.sub(x, g.reduce_max(x, axes=[axis], keepdims=True))
+    return g.sub(shifted, g.log(g.reduce_sum(g.exp(shifted), axes=[axis], keepdims=True)))
+
+
+def _reduction(build):
+    def convert(b, x, dims=None, keepdim=False, *, dtype=None):
+        x = b.tensor(x)
+        if dtype is not None:
+            x = b.cast(x, numpy_dtype(dtype))
+        rank = len(b.shape(x))
+        if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+            dims = list(range(rank))
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        return build(x, axes=[d % rank for d in dims], keepdims=bool(keepdim))
+
+    return convert
+
+
+for _names, _build in {
+    ("aten.mean.dim", "aten.mean.default"): g.reduce_mean,
+    ("aten.sum.dim_IntList", "aten.sum.default"): g.reduce_sum,
+    ("aten.amax.default",): g.reduce_max,
+    ("aten.amin.default",): g.reduce_min,
+    ("aten.any.dim", "aten.any.dims"): g.reduce_max,
+    ("aten.prod.dim_int",): g.reduce_prod,
+}.items():
+    aten(*_names)(_reduction(_build))
+
+
+# -- data movement ------------------------------------------------------------------------------
+
+
+@aten("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
+def _view(b, x, shape):
+    shape = [int(d) for d in shape]
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        shape[shape.index(-1)] = math.prod(b.shape(x)) // known
+    return b.reshape(x, shape)
+
+
+@aten("aten.permute.default")
+def _permute(b, x, dims):
+    rank = len(b.shape(x))
+    return g.transpose(b.tensor(x), perm=[d % rank for d in dims])
+
+
+@aten("aten.t.default")
+def _t(b, x):
+    return g.transpose(b.tensor(x), perm=[1, 0]) if len(b.shape(x)) == 2 else x
+
+
+@aten("aten.transpose.int")
+def _transpose(b, x, dim0, dim1):
+    rank = len(b.shape(x))
+    perm = list(range(rank))
+    perm[dim0 % rank], perm[dim1 % rank] = perm[dim1 % rank], perm[dim0 % rank]
+    return g.transpose(b.tensor(x), perm=perm)
+
+
+@aten("aten.expand.default")
+def _expand(b, x, sizes, *args, **kwargs):
+    shape = b.shape(x)
+    offset = len(sizes) - len(shape)
+    target = [
+        (shape[i - offset] if i >= offset else 1) if s == -1 else s for i, s in enumerate(sizes)
+    ]
+    if target == shape:
+        return x
+    return g.broadcast_to(b.tensor(x), result_type=_tensor_type(target, b.dtype(x)))
+
+
+@aten("aten.unsqueeze.default")
+def _unsqueeze(b, x, dim):
+    shape = b.shape(x)
+    shape.insert(dim % (len(shape) + 1), 1)
+    return b.reshape(x, shape)
+
+
+@aten("aten.squeeze.dims", "aten.squeeze.dim", "aten.squeeze.default")
+def _squeeze(b, x, dims=None):
+    shape = b.shape(x)
+    if dims is None:
+        dims = [i for i, d in enumerate(shape) if d == 1]
+    dims = {d % len(shape) for d in ([dims] if isinstance(dims, int) else dims)}
+    return b.reshape(x, [d for i, d in enumerate(shape) if i not in dims or d != 1])
+
+
+@aten("aten.slice.Tensor")
+def _slice(b, x, dim=0, start=None, end=None, step=1):
+    shape = b.shape(x)
+    rank = len(shape)
+    dim %= rank
+    first, last, _ = slice(start, end, step).indices(shape[dim])
+    if first >= last:
+        raise TorchImportError("slices with no elements are not supported")
+    if first == 0 and last == shape[dim] and step == 1:
+        return x
+    starts, ends, steps = [0] * rank, list(shape), [1] * rank
+    starts[dim], ends[dim], steps[dim] = first, last, step
+    return g.slice(b.tensor(x), starts=starts, ends=ends, steps=steps)
+
+
+@aten("aten.select.int")
+def _select(b, x, dim, index):
+    shape = b.shape(x)
+    dim %= len(shape)
+    index %= shape[dim]
+    part = _slice(b, x, dim, index, index + 1, 1)
+    return b.reshape(part, shape[:dim] + shape[dim + 1 :])
+
+
+@aten("aten.cat.default", "aten.concat.default")
+def _cat(b, tensors, dim=0):
+    values = [b.tensor(t) for t in tensors if math.prod(b.shape(t)) != 0]
+    return g.join(values, dim)
+
+
+@aten("aten.split_with_sizes.default", "aten.split.Tensor")
+def _split(b, x, sizes, dim=0):
+    shape = b.shape(x)
+    dim %= len(shape)
+    if isinstance(sizes, int):
+        sizes = [min(sizes, shape[dim] - i) for i in range(0, shape[dim], sizes)]
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(_slice(b, x, dim, start, start + size, 1))
+        start += size
+    return tuple(parts)
+
+
+@aten("aten.embedding.default")
+def _embedding(b, weight, indices, *args):
+    return g.gather(b.tensor(weight), b.tensor(indices), axis=0)
+
+
+def _default_dtype(value) -> np.dtype:
+    """torch's dtype for a Python fill value when none is given."""
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64 if isinstance(value, int) else np.float32)
+
+
+@aten("aten.full.default")
+def _full(b, size, value, *, dtype=None, **kwargs):
+    dtype = numpy_dtype(dtype) if dtype is not None else _default_dtype(value)
+    return np.full([int(s) for s in size], value, dtype=dtype)
+
+
+def _filled_like(fill):
+    def convert(b, x, value=None, *, dtype=None, **kwargs):
+        dtype = numpy_dtype(dtype) if dtype is not None else b.dtype(x)
+        return np.full(b.shape(x), fill if fill is not None else value, dtype=dtype)
+
+    return convert
+
+
+aten("aten.full_like.default")(_filled_like(None))
+aten("aten.zeros_like.default")(_filled_like(0))
+aten("aten.ones_like.default")(_filled_like(1))
+
+
+@aten("aten.scalar_tensor.default")
+def _scalar_tensor(b, value, *, dtype=None, **kwargs):
+    return np.array(value, dtype=numpy_dtype(dtype) if dtype is not None else np.float32)
+
+
+@aten("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
+def _arange(b, *args, dtype=None, **kwargs):
+    values = np.arange(*args)
+    return values.astype(numpy_dtype(dtype)) if dtype is not None else values
+
+
+class _Unsupported:
+    """A result that strata does not compute; using it is an error naming it."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+
+# ----------------------------------------------------------------------------------------------
+# Export and conversion.
+
+
+def export(module: torch.nn.Module, example_inputs: Sequence) -> torch.export.ExportedProgram:
+    with torch.no_grad():
+        program = torch.export.export(module, tuple(example_inputs), strict=False)
+    return program.run_decompositions()
+
+
+def import_module(
+    module: torch.nn.Module | torch.export.ExportedProgram,
+    example_inputs: Sequence = (),
+    *,
+    params: str = "constants",
+    context: ir.Context | None = None,
+    name: str = "main",
+) -> ir.Module:
+    """Exports `module` with `example_inputs` and converts it to a graph-dialect module.
+
+    `params="constants"` folds parameters and buffers into the module as constants;
+    `params="arguments"` makes them the leading function arguments, in the order of
+    `program.graph_signature.input_specs`, before the user inputs.
+    """
+    if params not in ("constants", "arguments"):
+        raise ValueError(f"params must be 'constants' or 'arguments', got {params!r}")
+    if isinstance(module, torch.export.ExportedProgram):
+        program = module
+    else:
+        if isinstance(module, torch.nn.Module):
+            module = module.eval()
+        program = export(module, example_inputs)
+    context = context or make_context()
+    with context, ir.Location.unknown():
+        return _convert_program(program, params, name)
+
+
+def _placeholder_values(program, params: str) -> tuple[dict, list]:
+    """Constants for lifted parameters/buffers/constants; the placeholders that are arguments."""
+    from torch.export.graph_signature import InputKind
+
+    state = dict(program.state_dict)
+    state.update(getattr(program, "constants", {}))
+    constants, arguments = {}, []
+    for spec in program.graph_signature.input_specs:
+        lifted = spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+        if lifted and params == "constants":
+            value = state[spec.target]
+            constants[spec.arg.name] = (
+                _to_numpy(value) if isinstance(value, torch.Tensor) else value
+            )
+        elif spec.kind in (InputKind.USER_INPUT,) or lifted:
+            arguments.append(spec.arg.name)
+        else:
+            raise TorchImportError(f"inputs of kind {spec.kind.name} are not supported")
+    return constants, arguments
+
+
+def _meta_type(node) -> ir.RankedTensorType:
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor):
+        raise TorchImportError(f"input '{node.name}' is not a tensor")
+    return _tensor_type(value.shape, numpy_dtype(value.dtype))
+
+
+def _convert_program(program, params: str, name: str) -> ir.Module:
+    graph = program.graph_module.graph
+    constants, argument_names = _placeholder_values(program, params)
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    arg_types = [_meta_type(placeholders[a]) for a in argument_names]
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+        fn = func.FuncOp(name, (arg_types, []))
+    block = fn.add_entry_block()
+    values: dict = dict(constants)
+    for arg_name, arg in zip(argument_names, block.arguments, strict=True):
+        values[arg_name] = arg
+    builder = _Builder()
+    with ir.InsertionPoint(block):
+        results = None
+        for node in graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                results = [_use(builder, values, r, node) for r in _flatten(node.args[0])]
+                break
+            with ir.Location.name(node.name):
+                values[node.name] = _convert_node(builder, values, node)
+        func.ReturnOp(results)
+    fn.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(arg_types, [r.type for r in results])
+    )
+    fn.attributes["arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(a) for a in argument_names])
+    if not module.operation.verify():
+        raise TorchImportError("the imported module does not verify")
+    return module
+
+
+def _flatten(args):
+    if isinstance(args, (list, tuple)):
+        return [a for item in args for a in _flatten(item)]
+    return [args]
+
+
+def _use(builder, values, arg, user):
+    value = values[arg.name]
+    if isinstance(value, _Unsupported):
+        raise TorchImportError(f"node '{user.name}' uses {value.what}, which is not supported")
+    return builder.tensor(value)
+
+
+def _argument(values, arg):
+    """Node arguments to converter arguments: FX nodes become their values."""
+    if isinstance(arg, torch.fx.Node):
+        return values[arg.name]
+    if isinstance(arg, (list, tuple)):
+        return type(arg)(_argument(values, a) for a in arg)
+    return arg
+
+
+def _convert_node(builder, values, node):
+    if node.op != "call_function":
+        raise TorchImportError(f"node '{node.name}': {node.op} nodes are not supported")
+    if node.target is operator.getitem:
+        source, index = node.args
+        return values[source.name][index]
+    target = str(node.target)
+    if target.startswith("aten._assert") or target == "aten.sym_constrain_range_for_size.default":
+        return None
+    convert = ATEN.get(target)
+    if convert is None:
+        raise TorchImportError(f"node '{node.name}': ATen op '{target}' is not supported")
+    args = _argument(values, node.args)
+    kwargs = {k: _argument(values, v) for k, v in node.kwargs.items()}
+    kwargs.pop("device", None)
+    kwargs.pop("layout", None)
+    kwargs.pop("pin_memory", None)
+    kwargs.pop("memory_format", None)
+    for value in [*args, *kwargs.values()]:
+        if isinstance(value, _Unsupported):
+            raise TorchImportError(f"node '{node.name}' uses {value.what}, which is not supported")
+    try:
+        return convert(builder, *args, **kwargs)
+    except TorchImportError as error:
+        raise TorchImportError(f"node '{node.name}' ({target}): {error}") from None
+    except (ValueError, TypeError) as error:
+        raise TorchImportError(f"node '{node.name}' ({target}): {error}") from None
+
+
+# ----------------------------------------------------------------------------------------------
+# torch.compile backend.
+
+
+class CompiledGraph:
+    """A Dynamo graph compiled by strata: called with the graph's tensors, returns its outputs."""
+
+    def __init__(self, executable, returns_list: bool):
+        self.executable = executable
+        self.returns_list = returns_list
+
+    def __call__(self, *tensors):
+        arrays = [_to_numpy(t) for t in tensors]
+        outputs = self.executable(*arrays)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        results = [torch.from_numpy(np.ascontiguousarray(o)) for o in outputs]
+        return results if self.returns_list else tuple(results)
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence, target: str = "cpu"):
+    """Compiles one Dynamo-captured graph; raises when strata cannot compile it."""
+    from .. import compile as compile_module
+
+    if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+        raise TorchImportError(
+            "the graph has symbolic sizes; strata compiles static shapes "
+            "(pass dynamic=False to torch.compile)"
+        )
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    returns_list = isinstance(output.args[0], list)
+    module = import_module(gm, example_inputs, params="constants")
+    return CompiledGraph(compile_module(module, target=target), returns_list)
+
+
+def torch_backend(target: str = "cpu") -> Callable:
+    """A `torch.compile` backend: `torch.compile(model, backend=strata.torch_backend())`."""
+
+    def backend(gm: torch.fx.GraphModule, example_inputs):
+        try:
+            return compile_graph(gm, example_inputs, target)
+        except (TorchImportError, CompileError) as error:
+            warnings.warn(f"strata: running a graph eagerly: {error}", stacklevel=2)
+            return gm.forward
+
+    return backend

@@ -1,0 +1,117 @@
+"""PyTorch models through torch.export and torch.compile, against eager PyTorch."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import strata  # noqa: E402
+from strata.frontends.torch import TorchImportError, import_module  # noqa: E402
+
+
+class TransformerBlock(torch.nn.Module):
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.norm1 = torch.nn.LayerNorm(dim)
+        self.attention = torch.nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm2 = torch.nn.LayerNorm(dim)
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(), torch.nn.Linear(4 * dim, dim)
+        )
+
+    def forward(self, x):
+        y = self.norm1(x)
+        x = x + self.attention(y, y, y, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+def mlp():
+    return torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10), torch.nn.Softmax(-1)
+    )
+
+
+def cnn():
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(8, 16, 3, stride=2),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(16, 5),
+    )
+
+
+MODELS = {
+    "mlp": (mlp, (4, 16)),
+    "cnn": (cnn, (2, 3, 16, 16)),
+    "transformer_block": (TransformerBlock, (2, 8, 32)),
+}
+
+
+def model_and_input(name):
+    torch.manual_seed(0)
+    make, shape = MODELS[name]
+    model = make().eval()
+    if name == "cnn":  # give batch norm statistics that are not the identity
+        bn = model[1]
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 1.5)
+    return model, torch.randn(*shape)
+
+
+def eager(model, x):
+    with torch.no_grad():
+        return model(x).numpy()
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_torch_export_matches_eager(name):
+    model, x = model_and_input(name)
+    module = import_module(model, (x,))
+    np.testing.assert_allclose(
+        strata.compile(module)(x.numpy()), eager(model, x), rtol=1e-4, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_torch_compile_backend_matches_eager(name):
+    model, x = model_and_input(name)
+    compiled = torch.compile(model, backend=strata.torch_backend(), dynamic=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="strata")  # a fallback to eager warns
+        with torch.no_grad():
+            actual = compiled(x).numpy()
+    np.testing.assert_allclose(actual, eager(model, x), rtol=1e-4, atol=1e-6)
+
+
+def test_parameters_can_be_arguments():
+    model, x = model_and_input("mlp")
+    module = import_module(model, (x,), params="arguments")
+    text = str(module)
+    assert "dense_resource" not in text
+    params = [p.detach().numpy() for p in model.parameters()]
+    actual = strata.compile(module)(*params, x.numpy())
+    np.testing.assert_allclose(actual, eager(model, x), rtol=1e-4, atol=1e-6)
+
+
+class Cumulative(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(torch.relu(x), dim=1) * 2.0
+
+
+def test_unsupported_aten_ops_are_named():
+    with pytest.raises(TorchImportError, match=r"ATen op 'aten.cumsum.default' is not supported"):
+        import_module(Cumulative(), (torch.randn(2, 3),))
+
+
+def test_torch_compile_falls_back_to_eager_with_a_warning():
+    model, x = Cumulative(), torch.randn(2, 3)
+    compiled = torch.compile(model, backend=strata.torch_backend(), dynamic=False)
+    with pytest.warns(UserWarning, match="running a graph eagerly: .*aten.cumsum"):
+        actual = compiled(x)
+    np.testing.assert_allclose(actual.numpy(), model(x).numpy(), rtol=1e-6)
