@@ -33,6 +33,12 @@ def load(module_or_text, context: ir.Context | None = None, name: str = "<input>
     return source.parse(str(module_or_text), context or source.make_context(), name)
 
 
+def copy(module: ir.Module) -> ir.Module:
+    """A deep copy, so that lowering leaves the caller's module as it was."""
+    with module.context:
+        return source.as_module(module.operation.clone())
+
+
 def signatures(module: ir.Module) -> list[Signature]:
     """The tensor signatures of the module's public functions, before lowering."""
     result = []
@@ -114,6 +120,8 @@ def compile_module(module_or_text, target: str = "cpu", entry: str | None = None
     if desc.kind != "cpu" or not desc.is_host:
         raise CompileError(f"target '{target}' cannot run in this process (only the host CPU can)")
     module = load(module_or_text)
+    if module is module_or_text:
+        module = copy(module)
     sigs = signatures(module)
     chosen = pick_entry(sigs, entry)
     lower(module, desc)

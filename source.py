@@ -91,7 +91,7 @@ def parse(
                 raise from_mlir_error(error) from None
         else:
             op = _parse_wrapped(padded, name)
-        module = _as_module(op)
+        module = as_module(op)
         if verify and not dialects.verify_semantics(module.operation):
             raise CompileError(collector.errors)
     return module
@@ -143,7 +143,7 @@ def _parse_wrapped(text: str, name: str) -> ir.Operation:
         raise CompileError(failure.diagnostics) from None
 
 
-def _as_module(op: ir.OpView | ir.Operation) -> ir.Module:
+def as_module(op: ir.OpView | ir.Operation) -> ir.Module:
     """An `ir.Module` owning `op`'s contents (the bindings cannot wrap a parsed module op)."""
     op = getattr(op, "operation", op)
     module = ir.Module.create(op.location)
