@@ -22,6 +22,17 @@ def test_compile_returns_tuple_of_results():
     np.testing.assert_array_equal(sums, (a + b).sum(1))
 
 
+def test_compiling_a_module_leaves_it_unchanged():
+    from strata import source
+
+    module = source.parse(ADD, source.make_context(), "add.mlir")
+    before = str(module)
+    first, second = strata.compile(module), strata.compile(module)
+    assert str(module) == before
+    a, b = np.ones((2, 3), np.float32), np.ones(3, np.float32)
+    np.testing.assert_array_equal(first(a, b)[0], second(a, b)[0])
+
+
 def test_wrong_arguments_raise_invocation_errors():
     function = strata.compile(ADD)
     with pytest.raises(InvocationError, match="takes 2 input"):
