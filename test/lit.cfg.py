@@ -24,3 +24,11 @@ for key in ("HOME", "TMPDIR"):
     if key in os.environ:
         config.environment[key] = os.environ[key]
 config.substitutions.append(("%python", python))
+config.excludes.append("Inputs")
+
+try:
+    import onnx  # noqa: F401
+
+    config.available_features.add("onnx")
+except ImportError:
+    pass

@@ -229,10 +229,18 @@ def cli(
     if show_passes:
         list_passes()
         return 0
+    # Unknown options are pass flags; click may have taken the first one for the input file.
+    args = list(ctx.args)
+    if input.startswith("--"):
+        args.insert(0, input)
+        input = "-"
     flags = []
-    for arg in ctx.args:
+    for arg in args:
         if not arg.startswith("--"):
-            raise click.UsageError(f"unexpected argument '{arg}'")
+            if input != "-":
+                raise click.UsageError(f"unexpected argument '{arg}'")
+            input = arg
+            continue
         name, _, value = arg[2:].partition("=")
         flags.append((name, value.strip('"')))
     if flags and pass_pipeline:

@@ -50,3 +50,12 @@ globals().update(
         if case_name in ("OnnxBackendNodeModelTest", "OnnxBackendRealModelTest")
     }
 )
+
+
+def test_every_supported_op_runs_its_node_tests():
+    from onnx_node_tests import OP_TESTS
+    from strata.frontends.onnx import supported_ops
+
+    assert set(supported_ops()) == set(OP_TESTS)
+    covered = {op_of(name) for name in node_tests}
+    assert covered == set(OP_TESTS), f"ops without node tests: {set(OP_TESTS) - covered}"

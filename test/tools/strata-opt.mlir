@@ -4,6 +4,8 @@
 // RUN: strata-opt %s --graph-to-linalg -o %t.mlir && strata-opt %t.mlir -o %t.again.mlir && diff %t.mlir %t.again.mlir
 // RUN: strata-opt --list-passes | FileCheck %s --check-prefix=LIST
 // RUN: cat %s | strata-opt - | FileCheck %s --check-prefix=STDIN
+// RUN: cat %s | strata-opt --graph-to-linalg --canonicalize --cse | FileCheck %s --check-prefix=FLAGS
+// RUN: strata-opt --graph-to-linalg %s --canonicalize --cse | FileCheck %s --check-prefix=FLAGS
 // RUN: strata-opt %s --graph-to-linalg --mlir-print-ir-after-all --mlir-print-ir-before-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINT
 
 // FLAGS-LABEL: func.func @main
