@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -26,14 +25,13 @@ from onnx import helper, numpy_helper
 
 from ..dialects import graph as g
 from ..source import make_context
+from .builder import GraphBuilder, UnsupportedModel, ceil_mode_padding, tensor_type
 
 MAX_MODEL_BYTES = 2 << 30
 """Models (with their external data) larger than this are refused unless a larger limit is given."""
 
-_INLINE_ELEMENTS = 16  # constants up to this size are written inline, larger ones as resources
 
-
-class OnnxImportError(Exception):
+class OnnxImportError(UnsupportedModel):
     """The model cannot be imported; the message names the node and op where there is one."""
 
 
@@ -122,39 +120,6 @@ def _load_external_data(model: onnx.ModelProto, folder: str, budget: int) -> Non
 # ----------------------------------------------------------------------------------------------
 # Element types.
 
-_ELEMENT_TYPES = {
-    np.dtype(np.float32): lambda: ir.F32Type.get(),
-    np.dtype(np.float64): lambda: ir.F64Type.get(),
-    np.dtype(np.float16): lambda: ir.F16Type.get(),
-    np.dtype(np.int8): lambda: ir.IntegerType.get_signless(8),
-    np.dtype(np.int16): lambda: ir.IntegerType.get_signless(16),
-    np.dtype(np.int32): lambda: ir.IntegerType.get_signless(32),
-    np.dtype(np.int64): lambda: ir.IntegerType.get_signless(64),
-    np.dtype(np.bool_): lambda: ir.IntegerType.get_signless(1),
-}
-
-_NUMPY_TYPES = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "f16": np.float16,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "i1": np.bool_,
-}
-
-
-def element_type(dtype: np.dtype) -> ir.Type:
-    make = _ELEMENT_TYPES.get(np.dtype(dtype))
-    if make is None:
-        raise OnnxImportError(f"element type {np.dtype(dtype)} is not supported")
-    return make()
-
-
-def numpy_type(t: ir.Type) -> np.dtype:
-    return np.dtype(_NUMPY_TYPES[str(t)])
-
 
 def _onnx_dtype(elem_type: int) -> np.dtype:
     try:
@@ -185,23 +150,17 @@ def supported_ops() -> list[str]:
     return sorted(CONVERTERS)
 
 
-@dataclass
-class Importer:
+class Importer(GraphBuilder):
     """Converts one graph. Values are MLIR Values or numpy arrays (known at import time)."""
 
-    opset: int
-    values: dict
-    arguments: dict  # block argument -> graph input name
+    resource_prefix = "onnx_weight"
 
-    # -- values ---------------------------------------------------------------------------------
+    def __init__(self, opset: int):
+        self.opset = opset
+        self.values: dict = {}
+        self.arguments: dict = {}  # block argument -> graph input name
 
-    def tensor(self, x) -> ir.Value:
-        """The Value of `x`, materializing numpy constants as graph.constant."""
-        if isinstance(x, ir.Value):
-            return x
-        return _constant(np.asarray(x))
-
-    def constant(self, x, what: str) -> np.ndarray:
+    def known(self, x, what: str) -> np.ndarray:
         """The import-time value of `x`; NeedsConstant when it is only known at run time."""
         if isinstance(x, ir.Value):
             name = self.arguments.get(x)
@@ -209,76 +168,6 @@ class Importer:
                 raise NeedsConstant(name, f"{what} must be known at compile time (input '{name}')")
             raise OnnxImportError(f"{what} must be known at compile time")
         return np.asarray(x)
-
-    def shape(self, x) -> list[int]:
-        if isinstance(x, ir.Value):
-            return list(ir.RankedTensorType(x.type).shape)
-        return list(np.shape(x))
-
-    def dtype(self, x) -> np.dtype:
-        if isinstance(x, ir.Value):
-            return numpy_type(ir.RankedTensorType(x.type).element_type)
-        return np.asarray(x).dtype
-
-    def scalar(self, like, value) -> ir.Value:
-        """A rank-0 constant of `like`'s element type (broadcasts in elementwise ops)."""
-        return _constant(np.array(value, dtype=self.dtype(like)))
-
-    def reshape(self, x, shape) -> ir.Value:
-        x = self.tensor(x)
-        if self.shape(x) == list(shape):
-            return x
-        return g.reshape(x, result_type=_tensor_type(shape, self.dtype(x)))
-
-    def cast(self, x, dtype) -> ir.Value:
-        if not isinstance(x, ir.Value):
-            return self.tensor(np.asarray(x).astype(dtype))
-        if self.dtype(x) == np.dtype(dtype):
-            return x
-        return g.cast(x, result_type=_tensor_type(self.shape(x), dtype))
-
-
-def _tensor_type(shape, dtype) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(list(shape), element_type(dtype))
-
-
-def _is_splat(array: np.ndarray) -> bool:
-    if array.size <= 1:
-        return array.size == 1
-    if all(s == 0 for s in array.strides):
-        return True
-    flat = array.reshape(-1)
-    return bool(np.all(flat == flat[0]))
-
-
-_resource_counter = iter(range(1 << 62))
-
-
-def _elements_attr(array: np.ndarray) -> ir.Attribute:
-    t = _tensor_type(array.shape, array.dtype)
-    if array.size and _is_splat(array):
-        value = array.reshape(-1)[0]
-        if array.dtype == np.bool_:
-            scalar = ir.IntegerAttr.get(t.element_type, int(value))
-        elif np.issubdtype(array.dtype, np.floating):
-            scalar = ir.FloatAttr.get(t.element_type, float(value))
-        else:
-            scalar = ir.IntegerAttr.get(t.element_type, int(value))
-        return ir.DenseElementsAttr.get_splat(t, scalar)
-    if array.dtype == np.bool_:  # the bindings infer i1 from numpy bools; no type= for them
-        return ir.DenseElementsAttr.get(np.ascontiguousarray(array))
-    if array.size <= _INLINE_ELEMENTS:
-        return ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=t.element_type)
-    name = f"onnx_weight_{next(_resource_counter)}"
-    return ir.DenseResourceElementsAttr.get_from_buffer(
-        memoryview(np.ascontiguousarray(array)), name, t
-    )
-
-
-def _constant(array: np.ndarray) -> ir.Value:
-    return g.constant(
-        value=_elements_attr(array), result_type=_tensor_type(array.shape, array.dtype)
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -303,7 +192,8 @@ def import_model(
     with context, ir.Location.unknown():
         module = ir.Module.create()
         graph = model.graph
-        values: dict = {}
+        importer = Importer(opset)
+        values = importer.values
         for init in graph.initializer:
             values[init.name] = numpy_helper.to_array(init)
         arguments = []
@@ -320,7 +210,6 @@ def import_model(
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp(name, (arg_types, []))
         block = fn.add_entry_block()
-        importer = Importer(opset, values, {})
         for value_info, arg in zip(arguments, block.arguments, strict=True):
             values[value_info.name] = arg
             importer.arguments[arg] = value_info.name
@@ -354,7 +243,7 @@ def _input_type(value_info: onnx.ValueInfoProto, override) -> ir.Type:
         raise OnnxImportError(f"input '{value_info.name}' is not a tensor")
     dtype = _onnx_dtype(t.tensor_type.elem_type)
     if override is not None:
-        return _tensor_type(override, dtype)
+        return tensor_type(override, dtype)
     shape = []
     for dim in t.tensor_type.shape.dim:
         if not dim.HasField("dim_value"):
@@ -364,7 +253,7 @@ def _input_type(value_info: onnx.ValueInfoProto, override) -> ir.Type:
                 "with input_shapes= (strata-import --input-shape)"
             )
         shape.append(dim.dim_value)
-    return _tensor_type(shape, dtype)
+    return tensor_type(shape, dtype)
 
 
 def _node_location(node: onnx.NodeProto) -> ir.Location:
@@ -470,7 +359,7 @@ def _attr_or_input(importer, attrs, inputs, attr_name, index, since, what):
         value = attrs.get(attr_name)
         return None if value is None else np.asarray(value)
     if len(inputs) > index and inputs[index] is not None:
-        return importer.constant(inputs[index], what)
+        return importer.known(inputs[index], what)
     return None
 
 
@@ -554,7 +443,7 @@ def _identity(importer, node, inputs, attrs):
 def _dropout(importer, node, inputs, attrs):
     # Inference: the identity. A training-mode dropout would need random numbers.
     if len(inputs) > 2 and inputs[2] is not None:
-        if bool(importer.constant(inputs[2], "training_mode")):
+        if bool(importer.known(inputs[2], "training_mode")):
             raise OnnxImportError("training_mode dropout is not supported")
     x = inputs[0]
     outputs = [x]
@@ -725,14 +614,6 @@ def _spatial_padding(attrs, in_shape, kernel, strides, dilations) -> list[int]:
     return list(attrs.get("pads", [0] * (2 * rank)))
 
 
-def _as_2d(importer, x, spatial_rank):
-    """1-D spatial ops run as 2-D ones with a height of 1."""
-    if spatial_rank == 2:
-        return x
-    shape = importer.shape(x)
-    return importer.reshape(x, shape[:2] + [1] + shape[2:])
-
-
 @converter("Conv")
 def _conv(importer, node, inputs, attrs):
     x, w = importer.tensor(inputs[0]), importer.tensor(inputs[1])
@@ -745,7 +626,7 @@ def _conv(importer, node, inputs, attrs):
     dilations = list(attrs.get("dilations", [1] * rank))
     pads = _spatial_padding(attrs, importer.shape(x)[2:], kernel, strides, dilations)
     if rank == 1:
-        x, w = _as_2d(importer, x, 1), _as_2d(importer, w, 1)
+        x, w = importer.as_2d(x), importer.as_2d(w)
         strides, dilations, kernel = [1, *strides], [1, *dilations], [1, *kernel]
         pads = [0, pads[0], 0, pads[1]]
     bias = importer.tensor(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else None
@@ -757,10 +638,7 @@ def _conv(importer, node, inputs, attrs):
         dilations=dilations,
         groups=attrs.get("group", 1),
     )
-    if rank == 1:
-        shape = importer.shape(result)
-        result = importer.reshape(result, shape[:2] + shape[3:])
-    return [result]
+    return [importer.from_2d(result) if rank == 1 else result]
 
 
 @converter("MaxPool", "AveragePool")
@@ -779,9 +657,9 @@ def _pool(importer, node, inputs, attrs):
     pads = _spatial_padding(attrs, in_shape, kernel, strides, [1] * rank)
     count_include_pad = bool(attrs.get("count_include_pad", 0))
     if attrs.get("ceil_mode", 0):
-        pads = _ceil_mode_padding(pads, in_shape, kernel, strides)
+        pads = ceil_mode_padding(pads, in_shape, kernel, strides)
     if rank == 1:
-        x = _as_2d(importer, x, 1)
+        x = importer.as_2d(x)
         kernel, strides, pads = [1, *kernel], [1, *strides], [0, pads[0], 0, pads[1]]
     if node.op_type == "MaxPool":
         result = g.max_pool2d(x, kernel=kernel, strides=strides, padding=pads)
@@ -789,24 +667,7 @@ def _pool(importer, node, inputs, attrs):
         result = g.avg_pool2d(
             x, kernel=kernel, strides=strides, padding=pads, count_include_pad=count_include_pad
         )
-    if rank == 1:
-        shape = importer.shape(result)
-        result = importer.reshape(result, shape[:2] + shape[3:])
-    return [result]
-
-
-def _ceil_mode_padding(pads, in_shape, kernel, strides):
-    """Extra end padding so that the floor formula gives ceil_mode's output size."""
-    rank = len(kernel)
-    pads = list(pads)
-    for i in range(rank):
-        padded = in_shape[i] + pads[i] + pads[rank + i]
-        out = math.ceil((padded - kernel[i]) / strides[i]) + 1
-        # The last window must start inside the input or the begin padding.
-        if (out - 1) * strides[i] >= in_shape[i] + pads[i]:
-            out -= 1
-        pads[rank + i] += max(0, (out - 1) * strides[i] + kernel[i] - padded)
-    return pads
+    return [importer.from_2d(result) if rank == 1 else result]
 
 
 @converter("GlobalAveragePool", "GlobalMaxPool")
@@ -952,7 +813,7 @@ def _reduce(importer, node, inputs, attrs):
 def _reshape(importer, node, inputs, attrs):
     x = inputs[0]
     in_shape = importer.shape(x)
-    target = [int(d) for d in importer.constant(inputs[1], "the target shape").reshape(-1)]
+    target = [int(d) for d in importer.known(inputs[1], "the target shape").reshape(-1)]
     if not attrs.get("allowzero", 0):
         target = [in_shape[i] if d == 0 else d for i, d in enumerate(target)]
     if -1 in target:
@@ -1036,8 +897,8 @@ def _slice(importer, node, inputs, attrs):
         starts, ends = attrs["starts"], attrs["ends"]
         axes, steps = attrs.get("axes", range(len(starts))), [1] * len(starts)
     else:
-        starts = importer.constant(inputs[1], "starts").reshape(-1).tolist()
-        ends = importer.constant(inputs[2], "ends").reshape(-1).tolist()
+        starts = importer.known(inputs[1], "starts").reshape(-1).tolist()
+        ends = importer.known(inputs[2], "ends").reshape(-1).tolist()
         axes = _optional_ints(importer, inputs, 3, "axes") or list(range(len(starts)))
         steps = _optional_ints(importer, inputs, 4, "steps") or [1] * len(starts)
     begin, end, step = [0] * rank, list(shape), [1] * rank
@@ -1071,7 +932,7 @@ def _onnx_slice(size: int, start: int, end: int, step: int) -> tuple:
 
 def _optional_ints(importer, inputs, index, what):
     if len(inputs) > index and inputs[index] is not None:
-        return importer.constant(inputs[index], what).reshape(-1).tolist()
+        return importer.known(inputs[index], what).reshape(-1).tolist()
     return None
 
 
@@ -1085,21 +946,21 @@ def _gather(importer, node, inputs, attrs):
 @converter("Expand")
 def _expand(importer, node, inputs, attrs):
     x = importer.tensor(inputs[0])
-    target = importer.constant(inputs[1], "the target shape").reshape(-1).tolist()
+    target = importer.known(inputs[1], "the target shape").reshape(-1).tolist()
     shape = g.broadcast_shapes(importer.shape(x), [int(d) for d in target])
-    return [g.broadcast_to(x, result_type=_tensor_type(shape, importer.dtype(x)))]
+    return [g.broadcast_to(x, result_type=tensor_type(shape, importer.dtype(x)))]
 
 
 @converter("Tile")
 def _tile(importer, node, inputs, attrs):
     x = importer.tensor(inputs[0])
     shape = importer.shape(x)
-    repeats = [int(r) for r in importer.constant(inputs[1], "repeats").reshape(-1)]
+    repeats = [int(r) for r in importer.known(inputs[1], "repeats").reshape(-1)]
     # x[a, b] tiled (r, s): reshape to [1, a, 1, b], broadcast to [r, a, s, b], reshape.
     spread = [d for pair in ((1, n) for n in shape) for d in pair]
     broadcast = [d for pair in zip(repeats, shape, strict=True) for d in pair]
     tiled = g.broadcast_to(
-        importer.reshape(x, spread), result_type=_tensor_type(broadcast, importer.dtype(x))
+        importer.reshape(x, spread), result_type=tensor_type(broadcast, importer.dtype(x))
     )
     return [importer.reshape(tiled, [r * n for r, n in zip(repeats, shape, strict=True)])]
 
@@ -1112,10 +973,10 @@ def _pad(importer, node, inputs, attrs):
     if importer.opset < 11:
         pads, value = list(attrs["pads"]), attrs.get("value", 0.0)
     else:
-        pads = importer.constant(inputs[1], "pads").reshape(-1).tolist()
+        pads = importer.known(inputs[1], "pads").reshape(-1).tolist()
         value = 0.0
         if len(inputs) > 2 and inputs[2] is not None:
-            value = importer.constant(inputs[2], "the pad value").reshape(-1)
+            value = importer.known(inputs[2], "the pad value").reshape(-1)
             value = value[0].item() if value.size else 0.0
         axes = _optional_ints(importer, inputs, 3, "axes")
         if axes is not None:
@@ -1147,4 +1008,4 @@ def _size(importer, node, inputs, attrs):
 
 @converter("ConstantOfShape")
 def _constant_of_shape_node(importer, node, inputs, attrs):
-    return _constant_of_shape(node, attrs, importer.constant(inputs[0], "the shape"))
+    return _constant_of_shape(node, attrs, importer.known(inputs[0], "the shape"))

@@ -24,9 +24,10 @@ from mlir.dialects import func
 from ..diagnostics import CompileError
 from ..dialects import graph as g
 from ..source import make_context
+from .builder import GraphBuilder, UnsupportedModel, ceil_mode_padding, tensor_type
 
 
-class TorchImportError(Exception):
+class TorchImportError(UnsupportedModel):
     """The module cannot be imported; the message names the ATen op and the FX node."""
 
 
@@ -41,28 +42,6 @@ _DTYPES = {
     torch.bool: np.bool_,
 }
 
-_ELEMENT_TYPES = {
-    np.dtype(np.float32): lambda: ir.F32Type.get(),
-    np.dtype(np.float64): lambda: ir.F64Type.get(),
-    np.dtype(np.float16): lambda: ir.F16Type.get(),
-    np.dtype(np.int64): lambda: ir.IntegerType.get_signless(64),
-    np.dtype(np.int32): lambda: ir.IntegerType.get_signless(32),
-    np.dtype(np.int16): lambda: ir.IntegerType.get_signless(16),
-    np.dtype(np.int8): lambda: ir.IntegerType.get_signless(8),
-    np.dtype(np.bool_): lambda: ir.IntegerType.get_signless(1),
-}
-
-_NUMPY_OF_ELEMENT = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "f16": np.float16,
-    "i64": np.int64,
-    "i32": np.int32,
-    "i16": np.int16,
-    "i8": np.int8,
-    "i1": np.bool_,
-}
-
 
 def numpy_dtype(dtype: torch.dtype) -> np.dtype:
     if dtype not in _DTYPES:
@@ -70,82 +49,12 @@ def numpy_dtype(dtype: torch.dtype) -> np.dtype:
     return np.dtype(_DTYPES[dtype])
 
 
-def _tensor_type(shape, dtype) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get([int(d) for d in shape], _ELEMENT_TYPES[np.dtype(dtype)]())
-
-
 def _to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().contiguous().numpy()
 
 
-# ----------------------------------------------------------------------------------------------
-# Values: MLIR Values, numpy constants, Python scalars/lists (non-tensor arguments) or tuples
-# of those (multi-result ATen ops).
-
-
-class _Builder:
-    def __init__(self):
-        self.resources = 0
-
-    def tensor(self, x) -> ir.Value:
-        if isinstance(x, ir.Value):
-            return x
-        return self.constant(np.asarray(x))
-
-    def constant(self, array: np.ndarray) -> ir.Value:
-        t = _tensor_type(array.shape, array.dtype)
-        flat = array.reshape(-1)
-        if array.size and np.all(flat == flat[0]):
-            value = flat[0]
-            if np.issubdtype(array.dtype, np.floating):
-                scalar = ir.FloatAttr.get(t.element_type, float(value))
-            else:
-                scalar = ir.IntegerAttr.get(t.element_type, int(value))
-            attr = ir.DenseElementsAttr.get_splat(t, scalar)
-        elif array.dtype == np.bool_:
-            attr = ir.DenseElementsAttr.get(np.ascontiguousarray(array))
-        else:
-            self.resources += 1
-            attr = ir.DenseResourceElementsAttr.get_from_buffer(
-                memoryview(np.ascontiguousarray(array)), f"torch_weight_{self.resources}", t
-            )
-        return g.constant(value=attr, result_type=t)
-
-    @staticmethod
-    def shape(x) -> list[int]:
-        if isinstance(x, ir.Value):
-            return list(ir.RankedTensorType(x.type).shape)
-        return list(np.shape(x))
-
-    @staticmethod
-    def dtype(x) -> np.dtype:
-        if isinstance(x, ir.Value):
-            element = str(ir.RankedTensorType(x.type).element_type)
-            return np.dtype(_NUMPY_OF_ELEMENT[element])
-        return np.asarray(x).dtype
-
-    def scalar(self, like, value) -> ir.Value:
-        return self.constant(np.array(value, dtype=self.dtype(like)))
-
-    def operand(self, like, value) -> ir.Value:
-        """A tensor operand: `value` itself, or a Python number as a scalar of `like`'s type."""
-        if isinstance(value, ir.Value):
-            return value
-        if isinstance(value, (int, float, bool)):
-            return self.scalar(like, value)
-        return self.tensor(value)
-
-    def reshape(self, x, shape) -> ir.Value:
-        x = self.tensor(x)
-        if self.shape(x) == list(shape):
-            return x
-        return g.reshape(x, result_type=_tensor_type(shape, self.dtype(x)))
-
-    def cast(self, x, dtype) -> ir.Value:
-        x = self.tensor(x)
-        if self.dtype(x) == np.dtype(dtype):
-            return x
-        return g.cast(x, result_type=_tensor_type(self.shape(x), dtype))
+class _Builder(GraphBuilder):
+    resource_prefix = "torch_weight"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -319,8 +228,7 @@ def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_pa
     rank = len(stride)
     x, w = b.tensor(x), b.tensor(w)
     if rank == 1:
-        x = b.reshape(x, b.shape(x)[:2] + [1] + b.shape(x)[2:])
-        w = b.reshape(w, b.shape(w)[:2] + [1] + b.shape(w)[2:])
+        x, w = b.as_2d(x), b.as_2d(w)
         stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
     elif rank != 2:
         raise TorchImportError(f"{rank}-D convolution is not supported (1-D and 2-D are)")
@@ -332,22 +240,12 @@ def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_pa
         dilations=list(dilation),
         groups=groups,
     )
-    if rank == 1:
-        shape = b.shape(result)
-        result = b.reshape(result, shape[:2] + shape[3:])
-    return result
+    return b.from_2d(result) if rank == 1 else result
 
 
 def _pool_padding(in_hw, kernel, stride, padding, ceil_mode):
     pads = [padding[0], padding[1], padding[0], padding[1]]
-    if ceil_mode:
-        for i in range(2):
-            padded = in_hw[i] + 2 * padding[i]
-            out = math.ceil((padded - kernel[i]) / stride[i]) + 1
-            if (out - 1) * stride[i] >= in_hw[i] + padding[i]:
-                out -= 1
-            pads[2 + i] += max(0, (out - 1) * stride[i] + kernel[i] - padded)
-    return pads
+    return ceil_mode_padding(pads, in_hw, kernel, stride) if ceil_mode else pads
 
 
 def _pair(v):
@@ -393,8 +291,8 @@ def _avg_pool2d(
 def _batch_norm(b, x, weight, bias, mean, var, momentum, eps):
     x = b.tensor(x)
     channels = b.shape(x)[1]
-    weight = b.tensor(weight) if weight is not None else b.constant(np.ones(channels, b.dtype(x)))
-    bias = b.tensor(bias) if bias is not None else b.constant(np.zeros(channels, b.dtype(x)))
+    weight = b.tensor(weight) if weight is not None else b.tensor(np.ones(channels, b.dtype(x)))
+    bias = b.tensor(bias) if bias is not None else b.tensor(np.zeros(channels, b.dtype(x)))
     out = g.batch_norm(x, weight, bias, b.tensor(mean), b.tensor(var), epsilon=eps)
     unsupported = _Unsupported("the saved statistics of batch norm")
     return (out, unsupported, unsupported)
@@ -405,8 +303,8 @@ def _layer_norm(b, x, normalized_shape, weight, bias, eps):
     x = b.tensor(x)
     shape = list(normalized_shape)
     dtype = b.dtype(x)
-    weight = b.tensor(weight) if weight is not None else b.constant(np.ones(shape, dtype))
-    bias = b.tensor(bias) if bias is not None else b.constant(np.zeros(shape, dtype))
+    weight = b.tensor(weight) if weight is not None else b.tensor(np.ones(shape, dtype))
+    bias = b.tensor(bias) if bias is not None else b.tensor(np.zeros(shape, dtype))
     axis = len(b.shape(x)) - len(shape)
     out = g.layer_norm(x, weight, bias, axis=axis, epsilon=eps)
     unsupported = _Unsupported("the saved statistics of layer norm")
@@ -492,7 +390,7 @@ def _expand(b, x, sizes, *args, **kwargs):
     ]
     if target == shape:
         return x
-    return g.broadcast_to(b.tensor(x), result_type=_tensor_type(target, b.dtype(x)))
+    return g.broadcast_to(b.tensor(x), result_type=tensor_type(target, b.dtype(x)))
 
 
 @aten("aten.unsqueeze.default")
@@ -665,7 +563,7 @@ def _meta_type(node) -> ir.RankedTensorType:
     value = node.meta.get("val")
     if not isinstance(value, torch.Tensor):
         raise TorchImportError(f"input '{node.name}' is not a tensor")
-    return _tensor_type(value.shape, numpy_dtype(value.dtype))
+    return tensor_type(value.shape, numpy_dtype(value.dtype))
 
 
 def _convert_program(program, params: str, name: str) -> ir.Module:

@@ -11,7 +11,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
-from .registry import PassFailure, register_pass
+from .registry import register_pass, reject
 
 
 def _is_bool_buffer(t: ir.Type) -> bool:
@@ -97,18 +97,12 @@ def _reads_or_writes_elements(op: ir.Operation) -> bool:
 
 @register_pass("bool-storage", "Store i1 buffers as i8: widen memrefs, loads and stores")
 def bool_storage(module: ir.Operation) -> None:
-    unsupported = []
-
-    def check(op):
-        if _reads_or_writes_elements(op.operation):
-            unsupported.append(op.operation)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(check, ir.WalkOrder.PRE_ORDER)
-    for op in unsupported:
-        op.location.emit_error(f"'{op.name}' on an i1 buffer must be lowered before bool-storage")
-    if unsupported:
-        raise PassFailure("bool-storage")
+    reject(
+        module,
+        _reads_or_writes_elements,
+        lambda op: f"'{op.name}' on an i1 buffer must be lowered before bool-storage",
+        "bool-storage",
+    )
 
     def rewrite(op):
         op = op.operation

@@ -16,7 +16,7 @@ from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from ..dialects.graph import Graph, normalize_axes, normalize_axis, reduced_shape, slice_bounds
 from . import linalg_builders as lb
-from .registry import PassFailure, register_pass
+from .registry import register_pass, reject
 
 # ----------------------------------------------------------------------------------------------
 # Scalar arithmetic that picks the float or integer op from the element type.
@@ -723,15 +723,9 @@ def patterns(context: ir.Context) -> RewritePatternSet:
 @register_pass("graph-to-linalg", "Lower graph ops to linalg, tensor, arith and math on tensors")
 def graph_to_linalg(module: ir.Operation) -> None:
     apply_patterns_and_fold_greedily(module, patterns(module.context).freeze())
-    leftovers = []
-
-    def find(op):
-        if op.name.startswith("graph."):
-            leftovers.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(find, ir.WalkOrder.PRE_ORDER)
-    for op in leftovers:
-        op.location.emit_error(f"failed to lower '{op.name}' to linalg")
-    if leftovers:
-        raise PassFailure("graph-to-linalg")
+    reject(
+        module,
+        lambda op: op.name.startswith("graph."),
+        lambda op: f"failed to lower '{op.name}' to linalg",
+        "graph-to-linalg",
+    )

@@ -42,6 +42,27 @@ class PassInfo:
         self.run(module, **options)
 
 
+def reject(
+    module: ir.Operation,
+    predicate: Callable[[ir.Operation], bool],
+    message: Callable[[ir.Operation], str],
+    pass_name: str,
+) -> None:
+    """Emits `message(op)` at every op for which `predicate` holds; fails the pass if any."""
+    found = []
+
+    def visit(op):
+        if predicate(op.operation):
+            found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for op in found:
+        op.location.emit_error(message(op))
+    if found:
+        raise PassFailure(pass_name)
+
+
 PASSES: dict[str, PassInfo] = {}
 
 
