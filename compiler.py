@@ -77,12 +77,27 @@ def _spec(t: ir.Type) -> TensorSpec:
     return TensorSpec(tuple(t.shape), element)
 
 
+def resolve_target(target: str | targets.TargetDesc) -> targets.TargetDesc:
+    if isinstance(target, targets.TargetDesc):
+        return target
+    try:
+        return targets.resolve(target)
+    except ValueError as error:
+        raise CompileError(str(error)) from None
+
+
 def lower(module: ir.Module, target: str | targets.TargetDesc = "cpu", **run_options) -> None:
     """Runs the target's pipeline on `module` in place (down to the LLVM dialect for CPUs)."""
-    desc = targets.resolve(target) if isinstance(target, str) else target
+    desc = resolve_target(target)
+    try:
+        pipeline = pipelines.get(desc.kind)
+    except KeyError:
+        raise CompileError(
+            f"no compilation pipeline for {desc.kind} targets ({desc.chip}) yet"
+        ) from None
     with module.context:
         targets.attach(module, desc)
-    pipelines.get(desc.kind).run(module, **run_options)
+    pipeline.run(module, **run_options)
 
 
 def jit(module: ir.Module, sigs: list[Signature]) -> dict[str, Function]:
@@ -116,7 +131,7 @@ def pick_entry(sigs: list[Signature], entry: str | None) -> Signature:
 
 def compile_module(module_or_text, target: str = "cpu", entry: str | None = None) -> Function:
     """`strata.compile`: a callable over numpy arrays for the entry function."""
-    desc = targets.resolve(target)
+    desc = resolve_target(target)
     if desc.kind != "cpu" or not desc.is_host:
         raise CompileError(f"target '{target}' cannot run in this process (only the host CPU can)")
     module = load(module_or_text)
@@ -180,7 +195,7 @@ def _target_machine(desc: targets.TargetDesc):
     llvm.initialize_all_asmprinters()
     target = llvm.Target.from_triple(desc.triple)
     return target.create_target_machine(
-        cpu=desc.cpu, features=desc.features, opt=3, reloc="pic", codemodel="default"
+        cpu=desc.chip, features=desc.features, opt=3, reloc="pic", codemodel="default"
     )
 
 
@@ -205,7 +220,7 @@ def emit(module: ir.Module, kind: str, target: str = "cpu", **run_options) -> by
     """
     if kind not in EMIT_KINDS:
         raise CompileError(f"unknown --emit kind '{kind}' (known: {', '.join(EMIT_KINDS)})")
-    desc = targets.resolve(target)
+    desc = resolve_target(target)
     sigs = signatures(module)
     lower(module, desc, **run_options)
     if kind == "so":

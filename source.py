@@ -150,8 +150,9 @@ def as_module(op: ir.OpView | ir.Operation) -> ir.Module:
     if op.name != "builtin.module":
         module.body.append(op)
         return module
-    for attr in op.attributes:
-        module.operation.attributes[attr.name] = attr.attr
+    for index in range(len(op.attributes)):
+        named = op.attributes[index]
+        module.operation.attributes[named.name] = named.attr
     for inner in list(op.regions[0].blocks[0].operations):
         module.body.append(inner)
     op.erase()

@@ -1,31 +1,61 @@
 """The `target` dialect: the hardware a module is compiled for, as IR.
 
 A target description is a dictionary attribute on the module, `target.desc`, that every pass
-reads its hardware facts from (kind, triple, cpu, features, vector width, ...). `--target` on
-the tools resolves a name (`cpu`, `cpu:x86-64:znver4`, `cpu:aarch64`, ...) to a description;
-a user may also write one in the IR.
+reads its hardware facts from: kind, triple, chip, features, vector width and registers, cache
+sizes, cores; for GPUs also warp/wave size, shared memory, SM (CU) count and matrix
+instructions. `--target` on the tools resolves a name to one of the presets below; a module may
+also carry its own description, written in the IR:
+
+    module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu",
+                                      chip = "znver4", vector_bits = 512 : i64, ...}} { ... }
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from mlir import ir
 
 ATTR_NAME = "target.desc"
 
+KiB, MiB = 1 << 10, 1 << 20
+
 
 @dataclass(frozen=True)
 class TargetDesc:
+    """Hardware facts the compiler's decisions are read from. Sizes are in bytes."""
+
     kind: str  # "cpu", "nvvm" or "rocdl"
     triple: str
-    cpu: str = ""
+    chip: str = ""  # LLVM cpu name, or the GPU architecture (sm_90a, gfx942, ...)
     features: str = ""
     vector_bits: int = 128
+    vector_registers: int = 16
+    l1_bytes: int = 32 * KiB
+    l2_bytes: int = 1 * MiB
+    l3_bytes: int = 0
+    cores: int = 1
+    warp_size: int = 0
+    shared_memory_bytes: int = 0
+    sm_count: int = 0
+    matrix_instructions: str = ""  # comma-separated: mma.sync, wgmma, mfma, wmma, amx, sme
 
     @property
     def is_host(self) -> bool:
-        return self == host_cpu()
+        host = host_cpu()
+        return (self.kind, self.triple, self.chip, self.features) == (
+            host.kind,
+            host.triple,
+            host.chip,
+            host.features,
+        )
+
+    @property
+    def vector_lanes_f32(self) -> int:
+        return self.vector_bits // 32
 
     def to_attr(self) -> ir.DictAttr:
         values = {}
@@ -38,62 +68,224 @@ class TargetDesc:
 
     @classmethod
     def from_attr(cls, attr: ir.Attribute) -> TargetDesc:
+        """Reads a `target.desc` dictionary; unknown keys and wrong kinds are errors."""
         d = ir.DictAttr(attr)
-        fields = {}
-        for name in cls.__dataclass_fields__:
-            if name in d:
-                value = d[name]
-                fields[name] = (
-                    ir.IntegerAttr(value).value
-                    if isinstance(value, ir.IntegerAttr)
-                    else ir.StringAttr(value).value
-                )
-        return cls(**fields)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values = {}
+        for index in range(len(d)):
+            named = d[index]
+            field = fields.get(named.name)
+            if field is None:
+                raise ValueError(f"target.desc has an unknown key '{named.name}'")
+            if field.type == "int":
+                if not isinstance(named.attr, ir.IntegerAttr):
+                    raise ValueError(f"target.desc key '{named.name}' must be an integer")
+                values[named.name] = ir.IntegerAttr(named.attr).value
+            else:
+                if not isinstance(named.attr, ir.StringAttr):
+                    raise ValueError(f"target.desc key '{named.name}' must be a string")
+                values[named.name] = ir.StringAttr(named.attr).value
+        for required in ("kind", "triple"):
+            if required not in values:
+                raise ValueError(f"target.desc needs '{required}'")
+        return cls(**values)
 
 
-def _vector_bits(features: str) -> int:
-    if "+avx512f" in features.split(","):
-        return 512
-    if "+avx2" in features.split(",") or "+avx" in features.split(","):
-        return 256
-    return 128
+def _vector_registers_and_bits(triple: str, features: str) -> tuple[int, int]:
+    flags = set(features.split(","))
+    if triple.startswith("x86_64"):
+        if "+avx512f" in flags:
+            return 32, 512
+        if "+avx2" in flags or "+avx" in flags:
+            return 16, 256
+        return 16, 128
+    return 32, 128  # AArch64 NEON (SVE width is chosen at run time)
+
+
+def _cache_sizes() -> tuple[int, int, int]:
+    """L1d, L2, L3 of this machine from sysfs (Linux); common defaults elsewhere."""
+    sizes = {1: 32 * KiB, 2: 1 * MiB, 3: 0}
+    root = Path("/sys/devices/system/cpu/cpu0/cache")
+    for index in sorted(root.glob("index*")) if root.is_dir() else []:
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            text = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction" or not text:
+            continue
+        scale = {"K": KiB, "M": MiB}.get(text[-1], 1)
+        sizes[level] = int(text.rstrip("KM")) * scale
+    return sizes[1], sizes[2], sizes[3]
 
 
 _HOST: TargetDesc | None = None
 
 
 def host_cpu() -> TargetDesc:
-    """The machine this process runs on, as LLVM sees it."""
+    """The machine this process runs on: LLVM's view of the CPU, caches and usable cores."""
     global _HOST
     if _HOST is None:
         import llvmlite.binding as llvm
 
         llvm.initialize_native_target()
         triple = llvm.get_process_triple()
-        cpu = llvm.get_host_cpu_name()
         features = llvm.get_host_cpu_features().flatten()
-        _HOST = TargetDesc("cpu", triple, cpu, features, _vector_bits(features))
+        registers, bits = _vector_registers_and_bits(triple, features)
+        l1, l2, l3 = _cache_sizes()
+        _HOST = TargetDesc(
+            "cpu",
+            triple,
+            llvm.get_host_cpu_name(),
+            features,
+            vector_bits=bits,
+            vector_registers=registers,
+            l1_bytes=l1,
+            l2_bytes=l2,
+            l3_bytes=l3,
+            cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1,
+        )
     return _HOST
 
 
-_CPU_PRESETS = {
-    "x86-64": ("x86_64-unknown-linux-gnu", "x86-64-v3", "", 256),
-    "aarch64": ("aarch64-unknown-linux-gnu", "neoverse-v2", "", 128),
+_X86 = "x86_64-unknown-linux-gnu"
+_AVX2 = "+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+lzcnt,+movbe,+popcnt,+sse4.2"
+_AVX512 = _AVX2 + ",+avx512f,+avx512bw,+avx512cd,+avx512dq,+avx512vl"
+
+PRESETS: dict[str, TargetDesc] = {
+    "cpu:x86-64": TargetDesc("cpu", _X86, "x86-64", "", 128, 16, 32 * KiB, 1 * MiB, 0, 1),
+    "cpu:x86-64-v3": TargetDesc("cpu", _X86, "x86-64-v3", _AVX2, 256, 16, 32 * KiB, 1 * MiB),
+    "cpu:x86-64-v4": TargetDesc("cpu", _X86, "x86-64-v4", _AVX512, 512, 32, 48 * KiB, 1 * MiB),
+    "cpu:aarch64": TargetDesc(
+        "cpu",
+        "aarch64-unknown-linux-gnu",
+        "neoverse-v2",
+        "+neon,+sve,+sve2",
+        128,
+        32,
+        64 * KiB,
+        1 * MiB,
+        0,
+        1,
+        matrix_instructions="sve",
+    ),
+    "nvvm:sm_80": TargetDesc(
+        "nvvm",
+        "nvptx64-nvidia-cuda",
+        "sm_80",
+        "+ptx80",
+        128,
+        0,
+        192 * KiB,
+        40 * MiB,
+        0,
+        108,
+        warp_size=32,
+        shared_memory_bytes=164 * KiB,
+        sm_count=108,
+        matrix_instructions="mma.sync",
+    ),
+    "nvvm:sm_90": TargetDesc(
+        "nvvm",
+        "nvptx64-nvidia-cuda",
+        "sm_90",
+        "+ptx80",
+        128,
+        0,
+        256 * KiB,
+        50 * MiB,
+        0,
+        132,
+        warp_size=32,
+        shared_memory_bytes=228 * KiB,
+        sm_count=132,
+        matrix_instructions="mma.sync",
+    ),
+    "nvvm:sm_90a": TargetDesc(
+        "nvvm",
+        "nvptx64-nvidia-cuda",
+        "sm_90a",
+        "+ptx80",
+        128,
+        0,
+        256 * KiB,
+        50 * MiB,
+        0,
+        132,
+        warp_size=32,
+        shared_memory_bytes=228 * KiB,
+        sm_count=132,
+        matrix_instructions="mma.sync,wgmma",
+    ),
+    "rocdl:gfx90a": TargetDesc(
+        "rocdl",
+        "amdgcn-amd-amdhsa",
+        "gfx90a",
+        "",
+        128,
+        0,
+        16 * KiB,
+        8 * MiB,
+        0,
+        104,
+        warp_size=64,
+        shared_memory_bytes=64 * KiB,
+        sm_count=104,
+        matrix_instructions="mfma",
+    ),
+    "rocdl:gfx942": TargetDesc(
+        "rocdl",
+        "amdgcn-amd-amdhsa",
+        "gfx942",
+        "",
+        128,
+        0,
+        32 * KiB,
+        4 * MiB,
+        256 * MiB,
+        304,
+        warp_size=64,
+        shared_memory_bytes=64 * KiB,
+        sm_count=304,
+        matrix_instructions="mfma",
+    ),
+    "rocdl:gfx1100": TargetDesc(
+        "rocdl",
+        "amdgcn-amd-amdhsa",
+        "gfx1100",
+        "",
+        128,
+        0,
+        32 * KiB,
+        6 * MiB,
+        96 * MiB,
+        96,
+        warp_size=32,
+        shared_memory_bytes=64 * KiB,
+        sm_count=96,
+        matrix_instructions="wmma",
+    ),
 }
+PRESETS["nvvm:h100"] = PRESETS["nvvm:h200"] = PRESETS["nvvm:sm_90a"]
+PRESETS["rocdl:mi300x"] = PRESETS["rocdl:gfx942"]
+
+
+def names() -> list[str]:
+    return ["cpu", *sorted(PRESETS)]
 
 
 def resolve(name: str) -> TargetDesc:
-    """`cpu` (the host), `cpu:x86-64[:<llvm cpu>]`, `cpu:aarch64[:<llvm cpu>]`."""
-    parts = name.split(":")
-    if parts == ["cpu"]:
+    """`cpu` (the host), a preset (`cpu:x86-64-v3`, `nvvm:sm_90a`, `rocdl:gfx942`, ...), or a
+    CPU preset with another LLVM cpu name: `cpu:x86-64:znver4`, `cpu:aarch64:neoverse-n1`."""
+    if name == "cpu":
         return host_cpu()
-    if parts[0] == "cpu" and len(parts) in (2, 3) and parts[1] in _CPU_PRESETS:
-        triple, cpu, features, bits = _CPU_PRESETS[parts[1]]
-        if len(parts) == 3:
-            cpu = parts[2]
-        return TargetDesc("cpu", triple, cpu, features, bits)
-    known = "cpu, cpu:x86-64[:<llvm cpu>], cpu:aarch64[:<llvm cpu>]"
-    raise ValueError(f"unknown target '{name}' (known: {known})")
+    if name in PRESETS:
+        return PRESETS[name]
+    base, _, chip = name.rpartition(":")
+    if base in PRESETS and PRESETS[base].kind == "cpu" and chip:
+        return dataclasses.replace(PRESETS[base], chip=chip)
+    raise ValueError(f"unknown target '{name}' (known: {', '.join(names())})")
 
 
 def attach(module: ir.Module | ir.Operation, target: TargetDesc) -> None:

@@ -42,7 +42,7 @@ def compile_file(
     "--target",
     default="cpu",
     show_default=True,
-    help="cpu (the host), cpu:x86-64[:<llvm cpu>], cpu:aarch64[:<llvm cpu>].",
+    help="cpu (the host) or a preset: cpu:x86-64-v3, cpu:aarch64[:<llvm cpu>], nvvm:sm_90a, ...",
 )
 @click.option("--emit", type=click.Choice(compiler.EMIT_KINDS), default="mlir", show_default=True)
 @click.option("-o", "output", default="-", help="Output file (default: stdout for text).")

@@ -17,8 +17,9 @@ import click
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from .. import passes, source
+from .. import compiler, passes, source
 from ..diagnostics import CompileError, Diagnostic, DiagnosticCollector
+from ..dialects import target as targets
 from ..pipelines import Pipeline, Stage
 from ..verify_diagnostics import check, expectations
 from .common import guarded_main, print_diagnostics
@@ -118,6 +119,7 @@ class Options:
     print_after_all: bool
     print_before_all: bool
     timing: bool
+    target: str | None = None
     input_name: str = "<stdin>"
 
 
@@ -147,6 +149,9 @@ def list_passes() -> None:
 def run_chunk(text: str, first_line: int, options: Options, context: ir.Context) -> str:
     """Parses and transforms one input chunk; returns its output IR text."""
     module = source.parse(text, context, options.input_name, first_line)
+    if options.target is not None:
+        with context:
+            targets.attach(module, compiler.resolve_target(options.target))
     if options.pass_pipeline:
         stages = pipeline_stages(options.pass_pipeline, context)
     else:
@@ -210,6 +215,11 @@ def _merge(collected: list[Diagnostic], raised: list[Diagnostic]) -> list[Diagno
 @click.option("--mlir-print-ir-before-all", is_flag=True, help="Print the IR before the passes.")
 @click.option("--mlir-timing", is_flag=True, help="Report the time of each pass.")
 @click.option(
+    "--target",
+    default=None,
+    help="Attach this target's description (target.desc) to the module: cpu, nvvm:sm_90a, ...",
+)
+@click.option(
     "--list-passes", "show_passes", is_flag=True, help="List strata's and upstream passes."
 )
 @click.pass_context
@@ -223,6 +233,7 @@ def cli(
     mlir_print_ir_after_all,
     mlir_print_ir_before_all,
     mlir_timing,
+    target,
     show_passes,
 ):
     """Transform MLIR: one flag per pass (`--graph-to-linalg`, `--cse`, `--canonicalize=...`)."""
@@ -255,6 +266,7 @@ def cli(
         mlir_print_ir_after_all,
         mlir_print_ir_before_all,
         mlir_timing,
+        target,
     )
     return opt(options)
 

@@ -63,7 +63,9 @@ def run_file(
 @click.command()
 @click.argument("input")
 @click.option("--entry", default=None, help="Function to run (default: the only or @main).")
-@click.option("--target", default="cpu", show_default=True, help="Only the host CPU runs here.")
+@click.option(
+    "--target", default="cpu", show_default=True, help="Only the host CPU (cpu) runs here."
+)
 @click.option("--input", "inputs", multiple=True, help="A .npy file per argument, in order.")
 @click.option("--output", default=None, help="Write results to this .npz (result0, ...).")
 @click.option("--time", "timing", is_flag=True, help="Report compile and run time.")

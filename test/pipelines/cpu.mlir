@@ -1,7 +1,7 @@
 // RUN: strata-compile %s --target cpu --emit mlir | FileCheck %s --check-prefix=MLIR
 // RUN: strata-compile %s --target cpu --emit llvm | FileCheck %s --check-prefix=LLVM
 // RUN: strata-compile %s --target cpu:aarch64 --emit asm | FileCheck %s --check-prefix=ARM
-// RUN: strata-compile %s --target cpu:x86-64 --emit asm | FileCheck %s --check-prefix=X86
+// RUN: strata-compile %s --target cpu:x86-64-v3 --emit asm | FileCheck %s --check-prefix=X86
 // RUN: strata-compile %s --mlir-print-ir-after-all --mlir-timing -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGES
 
 // Results become out-parameters; the C wrapper is what the runtime calls.
