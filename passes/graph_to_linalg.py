@@ -246,9 +246,18 @@ def lower_cast(op):
 def lower_matmul(op):
     out = _out(op)
     lhs, rhs = lb.ranked(op.lhs), lb.ranked(op.rhs)
-    init = lb.filled(out.shape, out.element_type, lb.scalar(out.element_type, 0))
-    if lhs.rank == 2 and rhs.rank == 2:
-        return linalg.matmul(op.lhs, op.rhs, outs=[init])
+    zero = lb.scalar(out.element_type, 0)
+    same_element = lhs.element_type == rhs.element_type == out.element_type
+    if lhs.rank >= 2 and rhs.rank == 2 and same_element:
+        # [..., M, K] x [K, N] is one 2-D matmul over the rows of all batches: linalg.matmul,
+        # which the CPU's matmul strategy tiles.
+        rows = math.prod(lhs.shape[:-1])
+        groups = [list(range(lhs.rank - 1)), [lhs.rank - 1]]
+        flat = lb.collapse(op.lhs, groups, [rows, lhs.shape[-1]]) if lhs.rank > 2 else op.lhs
+        init = lb.filled([rows, rhs.shape[1]], out.element_type, zero)
+        product = linalg.matmul(flat, op.rhs, outs=[init])
+        return lb.expand(product, groups, out.shape) if lhs.rank > 2 else product
+    init = lb.filled(out.shape, out.element_type, zero)
     # General numpy.matmul: loops are (batch..., [m], [n], k).
     batch = out.rank - (lhs.rank > 1) - (rhs.rank > 1)
     m = batch if lhs.rank > 1 else None

@@ -87,4 +87,4 @@ def all_passes() -> dict[str, PassInfo]:
 
 
 def _load_all() -> None:
-    from . import bool_storage, graph_to_linalg, graph_verify  # noqa: F401  (registration on import)
+    from . import bool_storage, graph_fuse, graph_to_linalg, graph_verify, tile_configure  # noqa: F401  (registration on import)

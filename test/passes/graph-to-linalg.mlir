@@ -34,14 +34,26 @@ func.func @matmul_2d(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf
 
 // -----
 
-// Batched matmul with a broadcast rhs: a generic with one reduction loop.
+// A batch of rows times a matrix is one 2-D matmul over all rows.
+// CHECK-LABEL: func.func @matmul_rows
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x4xf32>) outs(%{{.*}} : tensor<16x4xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 8, 4] : tensor<16x4xf32> into tensor<2x8x4xf32>
+func.func @matmul_rows(%a: tensor<2x8x16xf32>, %b: tensor<16x4xf32>) -> tensor<2x8x4xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x8x4xf32>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Batched matmul with a broadcast lhs: a generic with one reduction loop.
 // CHECK-LABEL: func.func @matmul_batched
 // CHECK: linalg.generic
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK: arith.mulf
 // CHECK: arith.addf
-func.func @matmul_batched(%a: tensor<2x8x16xf32>, %b: tensor<16x4xf32>) -> tensor<2x8x4xf32> {
-  %0 = "graph.matmul"(%a, %b) : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x8x4xf32>
+func.func @matmul_batched(%a: tensor<8x16xf32>, %b: tensor<2x16x4xf32>) -> tensor<2x8x4xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<8x16xf32>, tensor<2x16x4xf32>) -> tensor<2x8x4xf32>
   return %0 : tensor<2x8x4xf32>
 }
 

@@ -1,0 +1,165 @@
+"""`--tile-configure`: picks how each kernel is tiled and vectorized, from the target.
+
+Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config` dictionary:
+
+- `strategy = "matmul"`: a 2-D f32 matmul (with its epilogue). `tile_sizes` are the cache
+  blocks (Mc, Nc, Kc), walked in the loop order `interchange` (n, k, m: GotoBLAS's jc, pc, ic);
+  `register_tile` (mr, nr, 1) is the micro-kernel, mr x nr/lanes accumulators in vector
+  registers; `vector_size` is the lanes of one f32 vector.
+- `strategy = "elementwise"`: an f32 elementwise chain, vectorized along the innermost dim in
+  `vector_size`-wide steps.
+- `strategy = "rows"`: softmax and the norms, one fused loop over rows (each row's reductions
+  and normalization together).
+- `strategy = "loops"`: anything else, lowered to plain loops.
+
+Tile sizes divide the dims they tile, so every tile is static and vectorizes without masks.
+The choice is a heuristic from the target's vector width, register count and caches (a tuner
+can write `tile.config` instead).
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from ..dialects import target as targets
+from .graph_fuse import ELEMENTWISE
+from .registry import register_pass
+
+KERNEL_ATTR = "tile.kernel"
+CONFIG_ATTR = "tile.config"
+
+
+def _largest_divisor(n: int, limit: int, multiple_of: int = 1) -> int:
+    """The largest d <= limit dividing n with d % multiple_of == 0 (0 if none)."""
+    for d in range(min(n, limit), 0, -1):
+        if n % d == 0 and d % multiple_of == 0:
+            return d
+    return 0
+
+
+def _graph_ops(kernel: ir.Operation) -> list[ir.Operation]:
+    return [
+        op.operation
+        for op in kernel.regions[0].blocks[0].operations
+        if op.operation.name.startswith("graph.") and op.operation.name != "graph.constant"
+    ]
+
+
+def _is_f32_tensor(value: ir.Value) -> bool:
+    t = value.type
+    return isinstance(t, ir.RankedTensorType) and str(t.element_type) == "f32"
+
+
+def register_tile(desc: targets.TargetDesc) -> tuple[int, int]:
+    """(mr, nr): the micro-kernel, using about half the vector registers as accumulators."""
+    lanes = desc.vector_lanes_f32
+    vectors_per_row = 2
+    accumulators = max(4, desc.vector_registers // 2)
+    return max(1, accumulators // vectors_per_row), vectors_per_row * lanes
+
+
+def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
+    mr, nr = register_tile(desc)
+    mr, nr = _largest_divisor(m, mr), _largest_divisor(n, nr, desc.vector_lanes_f32)
+    if not mr or not nr:
+        return None
+    # Kc x nr floats of B stream through L1 per micro-kernel; Mc x Kc of A stays in L2.
+    kc = _largest_divisor(k, max(1, desc.l1_bytes // (4 * nr * 2)))
+    nc = _largest_divisor(n, 256, nr) or nr
+    mc = _largest_divisor(m, max(mr, desc.l2_bytes // (4 * kc * 4)), mr) or mr
+    return {
+        "strategy": "matmul",
+        "tile_sizes": [mc, nc, kc],
+        "interchange": [1, 2, 0],
+        "register_tile": [mr, nr, 1],
+        "vector_size": desc.vector_lanes_f32,
+    }
+
+
+def _elementwise_config(desc, shape: list[int]) -> dict | None:
+    if not shape:
+        return None
+    lanes = desc.vector_lanes_f32
+    width = _largest_divisor(shape[-1], 4 * lanes, lanes)
+    if not width:
+        return None
+    return {
+        "strategy": "elementwise",
+        "tile_sizes": [1] * (len(shape) - 1) + [width],
+        "vector_size": lanes,
+    }
+
+
+def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
+    kind = ir.StringAttr(kernel.attributes[KERNEL_ATTR]).value
+    ops = _graph_ops(kernel)
+    values = [v for op in ops for v in [*op.operands, *op.results]]
+    all_f32 = all(_is_f32_tensor(v) for v in values)
+    loops = {"strategy": "loops"}
+    if desc.kind != "cpu" or not all_f32:
+        return loops
+    anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
+    root = anchors[0] if anchors else ops[0]
+    if kind == "contraction":
+        lhs, rhs = (ir.RankedTensorType(v.type) for v in root.operands)
+        if lhs.rank >= 2 and rhs.rank == 2:  # lowered as one 2-D matmul over all rows
+            m, k, n = math.prod(lhs.shape[:-1]), lhs.shape[-1], rhs.shape[1]
+            return _matmul_config(desc, m, n, k) or loops
+        return loops
+    if kind == "elementwise":
+        shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
+        return _elementwise_config(desc, shape) or loops
+    if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
+        rank = ir.RankedTensorType(root.results[0].type).rank
+        return {"strategy": "rows", "tile_sizes": [1] * (rank - 1) + [0]}
+    return loops
+
+
+def _to_attr(config: dict) -> ir.DictAttr:
+    values = {}
+    for key, value in config.items():
+        if isinstance(value, str):
+            values[key] = ir.StringAttr.get(value)
+        elif isinstance(value, list):
+            values[key] = ir.DenseI64ArrayAttr.get(value)
+        else:
+            values[key] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+    return ir.DictAttr.get(values)
+
+
+def read_config(kernel: ir.Operation) -> dict | None:
+    """The `tile.config` of a kernel function as Python values, or None."""
+    if CONFIG_ATTR not in kernel.attributes:
+        return None
+    d = ir.DictAttr(kernel.attributes[CONFIG_ATTR])
+    config = {}
+    for index in range(len(d)):
+        named = d[index]
+        attr = named.attr
+        if isinstance(attr, ir.StringAttr):
+            config[named.name] = attr.value
+        elif isinstance(attr, ir.IntegerAttr):
+            config[named.name] = attr.value
+        else:
+            config[named.name] = list(ir.DenseI64ArrayAttr(attr))
+    return config
+
+
+def kernels(module: ir.Operation) -> list[ir.Operation]:
+    return [
+        op.operation
+        for op in module.regions[0].blocks[0].operations
+        if op.operation.name == "func.func" and KERNEL_ATTR in op.operation.attributes
+    ]
+
+
+@register_pass("tile-configure", "Choose tile sizes, vector sizes and loop order per kernel")
+def tile_configure(module: ir.Operation) -> None:
+    desc = targets.of(module) or targets.host_cpu()
+    for kernel in kernels(module):
+        if CONFIG_ATTR in kernel.attributes:  # written by hand or by a tuner: kept
+            continue
+        with kernel.location:
+            kernel.attributes[CONFIG_ATTR] = _to_attr(configure(kernel, desc))
