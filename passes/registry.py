@@ -87,4 +87,11 @@ def all_passes() -> dict[str, PassInfo]:
 
 
 def _load_all() -> None:
-    from . import bool_storage, graph_fuse, graph_to_linalg, graph_verify, tile_configure  # noqa: F401  (registration on import)
+    from . import (  # noqa: F401  (registration on import)
+        bool_storage,
+        graph_fuse,
+        graph_to_linalg,
+        graph_verify,
+        tile_configure,
+        tile_lower,
+    )

@@ -31,7 +31,7 @@ KERNEL_ATTR = "tile.kernel"
 CONFIG_ATTR = "tile.config"
 
 
-def _largest_divisor(n: int, limit: int, multiple_of: int = 1) -> int:
+def largest_divisor(n: int, limit: int, multiple_of: int = 1) -> int:
     """The largest d <= limit dividing n with d % multiple_of == 0 (0 if none)."""
     for d in range(min(n, limit), 0, -1):
         if n % d == 0 and d % multiple_of == 0:
@@ -62,13 +62,13 @@ def register_tile(desc: targets.TargetDesc) -> tuple[int, int]:
 
 def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     mr, nr = register_tile(desc)
-    mr, nr = _largest_divisor(m, mr), _largest_divisor(n, nr, desc.vector_lanes_f32)
+    mr, nr = largest_divisor(m, mr), largest_divisor(n, nr, desc.vector_lanes_f32)
     if not mr or not nr:
         return None
     # Kc x nr floats of B stream through L1 per micro-kernel; Mc x Kc of A stays in L2.
-    kc = _largest_divisor(k, max(1, desc.l1_bytes // (4 * nr * 2)))
-    nc = _largest_divisor(n, 256, nr) or nr
-    mc = _largest_divisor(m, max(mr, desc.l2_bytes // (4 * kc * 4)), mr) or mr
+    kc = largest_divisor(k, max(1, desc.l1_bytes // (4 * nr * 2)))
+    nc = largest_divisor(n, 256, nr) or nr
+    mc = largest_divisor(m, max(mr, desc.l2_bytes // (4 * kc * 4)), mr) or mr
     return {
         "strategy": "matmul",
         "tile_sizes": [mc, nc, kc],
@@ -82,7 +82,7 @@ def _elementwise_config(desc, shape: list[int]) -> dict | None:
     if not shape:
         return None
     lanes = desc.vector_lanes_f32
-    width = _largest_divisor(shape[-1], 4 * lanes, lanes)
+    width = largest_divisor(shape[-1], 4 * lanes, lanes)
     if not width:
         return None
     return {

@@ -9,24 +9,29 @@ ABI the runtime calls, from the JIT or from a shared library.
 from mlir import ir
 
 from ..passes.bool_storage import bool_storage
+from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
+from ..passes.tile_configure import tile_configure
+from ..passes.tile_lower import tile_lower, tile_vectorize
 from . import Pipeline, Stage
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
+    # Tiled loops return their destination; canonicalization exposes the allocation beneath,
+    # which becomes the out-parameter instead of being copied into it.
+    "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
     "canonicalize, cse, buffer-deallocation-pipeline"
 )
 
 LOWER_LOOPS = (
-    "convert-linalg-to-loops, convert-math-to-libm, expand-strided-metadata, lower-affine,"
-    "convert-scf-to-cf, canonicalize, cse"
+    "convert-linalg-to-loops, convert-vector-to-scf{full-unroll=true}, convert-math-to-libm,"
+    "expand-strided-metadata, lower-affine, convert-scf-to-cf, canonicalize, cse"
 )
 
 TO_LLVM = (
-    "finalize-memref-to-llvm, convert-math-to-llvm, convert-arith-to-llvm,"
+    "convert-vector-to-llvm, finalize-memref-to-llvm, convert-math-to-llvm, convert-arith-to-llvm,"
     "convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, convert-ub-to-llvm,"
     "reconcile-unrealized-casts"
 )
@@ -41,14 +46,24 @@ def emit_c_interface(module: ir.Operation) -> None:
             op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
 
 
+def _tile_contractions(module: ir.Operation) -> None:
+    tile_lower(module, contractions=True)
+
+
 def pipeline() -> Pipeline:
     return Pipeline(
         "cpu",
         [
             Stage("graph-verify", graph_verify, "check graph semantics"),
+            Stage("graph-fuse", graph_fuse, "group ops into kernels (functions)"),
+            Stage("tile-configure", tile_configure, "tile and vector sizes per kernel"),
             Stage("graph-to-linalg", graph_to_linalg, "graph ops to linalg on tensors"),
+            Stage("tile-contractions", _tile_contractions, "cache and register tiles"),
             Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
+            Stage("tile-lower", tile_lower, "tile the rest of each kernel as configured"),
+            Stage("inline-kernels", "inline, symbol-dce", "kernels into their callers"),
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
+            Stage("tile-vectorize", tile_vectorize, "vectorize the tiled ops"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),
             Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),
             Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),

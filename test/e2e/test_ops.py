@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import strata
-from conftest import erf, run_op, tensor_type
+from support import erf, run_op, tensor_type
 
 
 def rand(rng, *shape, low=-2.0, high=2.0):

@@ -16,15 +16,16 @@
 // LLVM: fadd float
 // LLVM: define void @_mlir_ciface_main(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}})
 
+// The elementwise kernel is vectorized for each target's vector width.
 // ARM: main:
-// ARM: fadd
+// ARM: fadd v{{[0-9]+}}.4s
+// ARM: fmax v{{[0-9]+}}.4s
 // ARM: _mlir_ciface_main:
-// ARM: ret
 
 // X86: main:
-// X86: vaddss
+// X86: vaddps {{.*}}%ymm
+// X86: vmaxps {{.*}}%ymm
 // X86: _mlir_ciface_main:
-// X86: ret
 
 // STAGES: IR Dump After graph-verify
 // STAGES: IR Dump After graph-to-linalg

@@ -20,8 +20,8 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 def test_cpu_pipeline_has_named_stages():
     names = pipelines.get("cpu").names()
-    assert names[:2] == ["graph-verify", "graph-to-linalg"]
-    assert {"bufferize", "to-llvm"} <= set(names)
+    assert names[:4] == ["graph-verify", "graph-fuse", "tile-configure", "graph-to-linalg"]
+    assert {"tile-lower", "bufferize", "tile-vectorize", "to-llvm"} <= set(names)
 
 
 def test_insert_python_pass_print_and_time():
@@ -72,7 +72,9 @@ def test_dump_dir(tmp_path):
     pipelines.get("cpu").until("graph-to-linalg").run(module, dump_dir=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "00-graph-verify.mlir",
-        "01-graph-to-linalg.mlir",
+        "01-graph-fuse.mlir",
+        "02-tile-configure.mlir",
+        "03-graph-to-linalg.mlir",
     ]
 
 

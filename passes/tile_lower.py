@@ -1,0 +1,221 @@
+"""`--tile-lower` and `--tile-vectorize`: realize each kernel's `tile.config` with the transform
+dialect.
+
+`--tile-lower` runs on linalg on tensors (after --graph-to-linalg). Per kernel strategy:
+
+- `matmul`: the linalg.matmul is tiled twice, into cache blocks (`tile_sizes`, in the loop
+  order `interchange`) and into `register_tile` micro-kernels; its fill and the elementwise
+  epilogue are tiled into vector-sized rows. The contractions are tiled first
+  (`contractions=true`), before elementwise fusion, which would otherwise fold the reshapes
+  around a matmul into it and turn it into a generic.
+- `elementwise`: each elementwise op is tiled into vector-sized rows of the innermost dim.
+- `rows`: the kernel's last op is tiled over its rows and every producer is fused into that
+  loop, so each row is normalized in one pass (softmax, layer_norm, rms_norm).
+
+Ops that will become vectors are marked `tile.vectorize`. `--tile-vectorize` runs after
+bufferization: it vectorizes the marked ops, keeps the micro-kernel's accumulators in registers
+across the k loop (hoisting), and lowers contractions to outer products (FMAs).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects.transform import interpreter
+from mlir.passmanager import PassManager
+
+from .registry import PassFailure, register_pass
+from .tile_configure import kernels, largest_divisor, read_config
+
+VECTORIZE_ATTR = "tile.vectorize"
+_OP_ATTR = "tile.op"
+
+_SEQUENCE = """module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+{body}
+    transform.yield
+  }}
+}}"""
+
+
+def _is_f32(value: ir.Value) -> bool:
+    t = value.type
+    return isinstance(t, (ir.RankedTensorType, ir.MemRefType)) and str(t.element_type) == "f32"
+
+
+def _parallel_only(op: ir.Operation) -> bool:
+    if op.name == "linalg.fill":
+        return True
+    if op.name != "linalg.generic":
+        return False
+    return all("parallel" in str(it) for it in ir.ArrayAttr(op.attributes["iterator_types"]))
+
+
+def _row_tiles(op: ir.Operation, lanes: int) -> list[int] | None:
+    """Tile sizes that cut an elementwise op into vector-wide pieces of its innermost dim."""
+    if not all(_is_f32(v) for v in [*op.operands, *op.results]):
+        return None
+    shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    if not shape:
+        return None
+    width = largest_divisor(shape[-1], 4 * lanes, lanes)
+    return [1] * (len(shape) - 1) + [width] if width else None
+
+
+class _Script:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.count = 0
+
+    def match(self, op: ir.Operation) -> str:
+        self.count += 1
+        op.attributes[_OP_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), self.count)
+        name = f"%op{self.count}"
+        self.lines.append(
+            f"    {name} = transform.structured.match attributes{{{_OP_ATTR} = {self.count} : i64}}"
+            " in %root : (!transform.any_op) -> !transform.any_op"
+        )
+        return name
+
+    def tile(self, handle: str, sizes: list[int], interchange: list[int] | None = None) -> str:
+        loops = sum(1 for s in sizes if s)
+        if not loops:
+            return handle
+        self.count += 1
+        results = ", ".join(["!transform.any_op"] * (1 + loops))
+        order = f" interchange = {interchange}" if interchange else ""
+        self.lines.append(
+            f"    %t{self.count}, %l{self.count}:{loops} = transform.structured.tile_using_for "
+            f"{handle} tile_sizes {sizes}{order} : (!transform.any_op) -> ({results})"
+        )
+        return f"%t{self.count}"
+
+    def vectorize_later(self, handle: str) -> None:
+        self.lines.append(f'    transform.annotate {handle} "{VECTORIZE_ATTR}" : !transform.any_op')
+
+    def fuse_rows(self, handle: str, sizes: list[int]) -> None:
+        self.count += 1
+        loops = sum(1 for s in sizes if s)
+        results = ", ".join(["!transform.any_op"] * (1 + loops))
+        self.lines.append(
+            f"    %f{self.count}, %fl{self.count}:{loops} = transform.structured.fuse {handle} "
+            f"tile_sizes {sizes} : (!transform.any_op) -> ({results})"
+        )
+
+
+def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractions: bool) -> None:
+    strategy = config.get("strategy", "loops")
+    ops = [op.operation for op in kernel.regions[0].blocks[0].operations]
+    linalg_ops = [op for op in ops if op.name.startswith("linalg.")]
+    lanes = config.get("vector_size", 0)
+    if contractions:
+        for op in linalg_ops:
+            if strategy == "matmul" and op.name == "linalg.matmul":
+                blocks = script.tile(script.match(op), config["tile_sizes"], config["interchange"])
+                micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
+                script.vectorize_later(micro)
+        return
+    if strategy == "rows":
+        if linalg_ops:
+            last = linalg_ops[-1]
+            rank = ir.RankedTensorType(last.results[0].type).rank
+            script.fuse_rows(script.match(last), (config["tile_sizes"] + [0] * rank)[:rank])
+        return
+    if strategy not in ("matmul", "elementwise"):
+        return
+    for op in linalg_ops:
+        if _parallel_only(op):
+            sizes = _row_tiles(op, lanes)
+            if sizes is not None:
+                script.vectorize_later(script.tile(script.match(op), sizes))
+
+
+def _apply(module: ir.Operation, lines: list[str], what: str) -> None:
+    if not lines:
+        return
+    with module.context:
+        sequence = ir.Module.parse(_SEQUENCE.format(body="\n".join(lines)))
+        try:
+            interpreter.apply_named_sequence(module, sequence.body.operations[0], sequence)
+        except Exception as error:  # the interpreter reports through diagnostics too
+            module.location.emit_error(f"{what} failed: {error}")
+            raise PassFailure(what) from None
+
+
+def _drop_op_ids(module: ir.Operation) -> None:
+    def visit(op):
+        if _OP_ATTR in op.attributes:
+            del op.attributes[_OP_ATTR]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+@register_pass(
+    "tile-lower",
+    "Tile each kernel as its tile.config says (transform dialect)",
+    contractions=bool,
+)
+def tile_lower(module: ir.Operation, contractions: bool = False) -> None:
+    """With `contractions`, tiles only the kernels' contractions (before elementwise fusion
+    would fold reshapes into them); without, tiles everything else."""
+    script = _Script()
+    for kernel in kernels(module):
+        config = read_config(kernel)
+        if config is not None:
+            with kernel.location:
+                _plan_kernel(kernel, config, script, contractions)
+    _apply(module, script.lines, "tile-lower")
+    _drop_op_ids(module)
+
+
+_VECTORIZE = """
+    %marked = transform.structured.match attributes{{{attr}}} in %root
+        : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %marked : !transform.any_op
+    %funcs = transform.structured.match ops{{["func.func"]}} in %root
+        : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %funcs {{
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    }} : !transform.any_op"""
+
+# Transfers must read their memrefs directly, with identical index values, for hoisting.
+# As a pass: the same patterns applied greedily by the transform op can cycle forever on
+# subviews of collapsed memrefs.
+_FOLD_VIEWS = "builtin.module(fold-memref-alias-ops, canonicalize, cse)"
+
+_LOWER_VECTORS = """
+    %funcs = transform.structured.match ops{["func.func"]} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %hoisted = transform.structured.hoist_redundant_vector_transfers %funcs
+        : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerparallel"
+    } : !transform.any_op
+    transform.apply_patterns to %hoisted {
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_broadcast
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_1d"
+    } : !transform.any_op"""
+
+
+@register_pass("tile-vectorize", "Vectorize the ops tile-lower marked and lower the vectors")
+def tile_vectorize(module: ir.Operation) -> None:
+    found = []
+
+    def visit(op):
+        if VECTORIZE_ATTR in op.attributes:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found:
+        return
+    _apply(module, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines(), "tile-vectorize")
+    with module.context:
+        PassManager.parse(_FOLD_VIEWS).run(module)
+    _apply(module, _LOWER_VECTORS.splitlines(), "tile-vectorize")
