@@ -52,7 +52,8 @@ def _parallel_only(op: ir.Operation) -> bool:
 
 def _row_tiles(op: ir.Operation, lanes: int) -> list[int] | None:
     """Tile sizes that cut an elementwise op into vector-wide pieces of its innermost dim."""
-    if not all(_is_f32(v) for v in [*op.operands, *op.results]):
+    shaped = [v for v in [*op.operands, *op.results] if isinstance(v.type, ir.ShapedType)]
+    if not all(_is_f32(v) for v in shaped):
         return None
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
     if not shape:

@@ -1,0 +1,57 @@
+// RUN: strata-opt %s --target=cpu:x86-64-v4 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=V4
+// RUN: strata-opt %s --target=cpu:x86-64-v3 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=V3
+// RUN: strata-opt %s --target=cpu:aarch64 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=ARM
+
+// The micro-kernel uses half the vector registers as accumulators, two vectors per row:
+// 8 x 32 with AVX-512 (16 zmm), 4 x 16 with AVX2 (8 ymm), 8 x 8 with NEON (16 q).
+// Cache blocks divide the dims and follow the caches (Kc x nr of B in L1, Mc x Kc of A in
+// L2); the block loops run n, k, m.
+// V4-LABEL: func.func private @matmul_kernel_0
+// V4-SAME: tile.config = {interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 256, 256, 128>, vector_size = 16 : i64}
+// V3-LABEL: func.func private @matmul_kernel_0
+// V3-SAME: register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 256, 256, 256>, vector_size = 8 : i64
+// ARM-LABEL: func.func private @matmul_kernel_0
+// ARM-SAME: register_tile = array<i64: 8, 8, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 256, 512>, vector_size = 4 : i64
+func.func @matmul(%a: tensor<256x512xf32>, %b: tensor<512x256xf32>) -> tensor<256x256xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<256x512xf32>, tensor<512x256xf32>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// Elementwise chains are cut into vectors along the innermost dim (up to four vectors wide).
+// V4-LABEL: func.func private @chain_kernel_0
+// V4-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 48>, vector_size = 16 : i64}
+// V3-LABEL: func.func private @chain_kernel_0
+// V3-SAME: tile_sizes = array<i64: 1, 32>, vector_size = 8 : i64
+func.func @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
+  %0 = "graph.exp"(%x) : (tensor<4x96xf32>) -> tensor<4x96xf32>
+  %1 = "graph.relu"(%0) : (tensor<4x96xf32>) -> tensor<4x96xf32>
+  return %1 : tensor<4x96xf32>
+}
+
+// -----
+
+// Softmax and the norms run row by row; integer kernels and odd sizes stay plain loops.
+// V4-LABEL: func.func private @mixed_kernel_0
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>}
+// V4-LABEL: func.func private @mixed_kernel_1
+// V4-SAME: tile.config = {strategy = "loops"}
+// V4-LABEL: func.func private @mixed_kernel_2
+// V4-SAME: tile.config = {strategy = "loops"}
+func.func @mixed(%x: tensor<4x10xf32>, %i: tensor<4x10xi32>) -> (tensor<4x10xf32>, tensor<4x10xi32>, tensor<4x10xf32>) {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<4x10xf32>) -> tensor<4x10xf32>
+  %1 = "graph.add"(%i, %i) : (tensor<4x10xi32>, tensor<4x10xi32>) -> tensor<4x10xi32>
+  %2 = "graph.exp"(%x) : (tensor<4x10xf32>) -> tensor<4x10xf32>
+  return %0, %1, %2 : tensor<4x10xf32>, tensor<4x10xi32>, tensor<4x10xf32>
+}
+
+// -----
+
+// A configuration written in the IR (by hand or by a tuner) is kept.
+// V4-LABEL: func.func private @k
+// V4-SAME: tile.config = {strategy = "loops"}
+func.func private @k(%x: tensor<64xf32>) -> tensor<64xf32> attributes {tile.kernel = "elementwise", tile.config = {strategy = "loops"}} {
+  %0 = "graph.exp"(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}

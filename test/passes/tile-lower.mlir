@@ -1,0 +1,79 @@
+// RUN: strata-opt %s --tile-lower="contractions=true" --split-input-file | FileCheck %s --check-prefix=MATMUL
+// RUN: strata-opt %s --tile-lower --split-input-file | FileCheck %s
+
+// Cache blocks (n, k, m loops of 64, 32, 16), then 8 x 32 micro-kernels (n, m, k loops), marked
+// for vectorization. Without `contractions`, only the fill is tiled (into vector rows).
+// MATMUL-LABEL: func.func private @matmul
+// MATMUL: scf.for {{.*}} to %c64{{.*}} step %c64
+// MATMUL: scf.for {{.*}} to %c32{{.*}} step %c32
+// MATMUL: scf.for {{.*}} to %c32{{.*}} step %c16
+// MATMUL: scf.for {{.*}} to %c64{{.*}} step %c32
+// MATMUL: scf.for {{.*}} to %c16{{.*}} step %c8
+// MATMUL: scf.for {{.*}} to %c32{{.*}} step %c1
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK-LABEL: func.func private @matmul
+// CHECK: linalg.fill {tile.vectorize} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x64xf32>)
+// CHECK-NOT: tile.vectorize
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x32xf32>, tensor<32x64xf32>)
+func.func private @matmul(%a: tensor<32x32xf32>, %b: tensor<32x64xf32>) -> tensor<32x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", tile_sizes = array<i64: 16, 64, 32>, interchange = array<i64: 1, 2, 0>,
+                   register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<32x32xf32>, tensor<32x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
+  return %r : tensor<32x64xf32>
+}
+
+// -----
+
+// Elementwise ops are cut into vector-wide pieces of the innermost dim.
+// CHECK-LABEL: func.func private @chain
+// CHECK: scf.for {{.*}} to %c4 step %c1
+// CHECK: scf.for {{.*}} to %c96 step %c48
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x48xf32>) outs(%{{.*}} : tensor<1x48xf32>) attrs = {tile.vectorize}
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> attributes {
+    tile.kernel = "elementwise",
+    tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 48>, vector_size = 16 : i64}} {
+  %e = tensor.empty() : tensor<4x96xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x96xf32>) outs(%e : tensor<4x96xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = math.exp %in : f32
+    linalg.yield %y : f32
+  } -> tensor<4x96xf32>
+  return %r : tensor<4x96xf32>
+}
+
+// -----
+
+// Row kernels: the last op is tiled over rows and its producers are fused into that loop.
+// CHECK-LABEL: func.func private @rows
+// CHECK: scf.for {{.*}} to %c4 step %c1
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<1x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x16xf32>, tensor<1xf32>)
+// CHECK: scf.yield
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func private @rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {
+    tile.kernel = "reduction", tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x16xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x16xf32>, tensor<4xf32>) outs(%e2 : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %y = arith.divf %in, %s : f32
+    linalg.yield %y : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}

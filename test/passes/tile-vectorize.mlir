@@ -1,0 +1,56 @@
+// RUN: strata-opt %s --tile-vectorize --split-input-file | FileCheck %s
+
+// A marked 8x1x32 micro-kernel becomes FMAs on 32-wide vectors; the C tile is read once before
+// the k loop and carried through it in registers (hoisted), and written back after it.
+// CHECK-LABEL: func.func @micro_kernel
+// CHECK: scf.for
+// CHECK: vector.transfer_read %arg2{{.*}} : memref<16x32xf32>, vector<8x32xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8x32xf32>)
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// CHECK: scf.yield
+// CHECK: vector.transfer_write {{.*}} : vector<8x32xf32>, memref<16x32xf32>
+// CHECK-NOT: vector.contract
+// CHECK-NOT: linalg.matmul
+func.func @micro_kernel(%a: memref<16x4xf32>, %b: memref<4x32xf32>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  scf.for %m = %c0 to %c16 step %c8 {
+    scf.for %k = %c0 to %c4 step %c1 {
+      %sa = memref.subview %a[%m, %k] [8, 1] [1, 1] : memref<16x4xf32> to memref<8x1xf32, strided<[4, 1], offset: ?>>
+      %sb = memref.subview %b[%k, 0] [1, 32] [1, 1] : memref<4x32xf32> to memref<1x32xf32, strided<[32, 1], offset: ?>>
+      %sc = memref.subview %c[%m, 0] [8, 32] [1, 1] : memref<16x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+      linalg.matmul {tile.vectorize} ins(%sa, %sb : memref<8x1xf32, strided<[4, 1], offset: ?>>, memref<1x32xf32, strided<[32, 1], offset: ?>>)
+                    outs(%sc : memref<8x32xf32, strided<[32, 1], offset: ?>>)
+    }
+  }
+  return
+}
+
+// -----
+
+// Marked elementwise ops become vector ops; unmarked ones stay as they are.
+// CHECK-LABEL: func.func @rows
+// CHECK: vector.transfer_read {{.*}} vector<1x16xf32>
+// CHECK: math.exp %{{.*}} : vector<1x16xf32>
+// CHECK: vector.transfer_write
+// CHECK: linalg.generic
+// CHECK: math.exp %{{.*}} : f32
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @rows(%x: memref<1x16xf32>, %y: memref<1x16xf32>, %z: memref<1x16xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<1x16xf32>) outs(%y : memref<1x16xf32>) attrs = {tile.vectorize} {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<1x16xf32>) outs(%z : memref<1x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  return
+}
