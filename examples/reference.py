@@ -85,3 +85,26 @@ def inputs(model: str, seed: int = 0) -> list[np.ndarray]:
 
 def reference(model: str, arrays: list[np.ndarray]) -> np.ndarray:
     return REFERENCES[model](*[a.astype(np.float64) for a in arrays])
+
+
+def torch_version(model: str, torch):
+    """The same model written with PyTorch ops (float32), for benchmarks against eager torch."""
+    functional = torch.nn.functional
+
+    def torch_mlp(x, w1, b1, w2, b2):
+        return torch.softmax(torch.relu(x @ w1 + b1) @ w2 + b2, -1)
+
+    def torch_transformer_block(x, g1, be1, wq, wk, wv, wo, g2, be2, w1, b1, w2, b2, heads=4):
+        bsz, seq, dim = x.shape
+
+        def split(t):
+            return t.reshape(bsz, seq, heads, dim // heads).transpose(1, 2)
+
+        h = functional.layer_norm(x, (dim,), g1, be1)
+        q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
+        a = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        r1 = x + a.transpose(1, 2).reshape(bsz, seq, dim) @ wo
+        f = functional.gelu(functional.layer_norm(r1, (dim,), g2, be2) @ w1 + b1)
+        return r1 + f @ w2 + b2
+
+    return {"mlp": torch_mlp, "transformer_block": torch_transformer_block}[model]
