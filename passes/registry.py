@@ -92,6 +92,7 @@ def _load_all() -> None:
         graph_fuse,
         graph_to_linalg,
         graph_verify,
+        math_approximate,
         tile_configure,
         tile_lower,
     )

@@ -62,7 +62,9 @@ def register_tile(desc: targets.TargetDesc) -> tuple[int, int]:
 
 def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     mr, nr = register_tile(desc)
-    mr, nr = largest_divisor(m, mr), largest_divisor(n, nr, desc.vector_lanes_f32)
+    mr = largest_divisor(m, mr)
+    # Whole vectors where N allows; a narrow N is one (partial) vector row of the micro-kernel.
+    nr = largest_divisor(n, nr, desc.vector_lanes_f32) or (n if n < nr else 0)
     if not mr or not nr:
         return None
     # Kc x nr floats of B stream through L1 per micro-kernel; Mc x Kc of A stays in L2.

@@ -12,6 +12,7 @@ from ..passes.bool_storage import bool_storage
 from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
+from ..passes.math_approximate import math_approximate
 from ..passes.tile_configure import tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
 from . import Pipeline, Stage
@@ -64,6 +65,7 @@ def pipeline() -> Pipeline:
             Stage("inline-kernels", "inline, symbol-dce", "kernels into their callers"),
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("tile-vectorize", tile_vectorize, "vectorize the tiled ops"),
+            Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),
             Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),
             Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),

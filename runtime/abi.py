@@ -125,14 +125,37 @@ class Function:
         self._invoke = invoke
         self._owner = owner
 
-    def __call__(self, *args):
+    def __call__(self, *args, out=None):
+        """Runs the function; results go to new arrays, or into `out` (an array, or a tuple
+        with one array per result) so that a loop does not allocate on every call."""
         inputs = prepare_inputs(self.signature, args)
-        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.results]
+        outputs = self._outputs(out)
         descriptors = [describe(a) for a in inputs + outputs]
         self._invoke([ctypes.addressof(d) for d in descriptors])
         if len(outputs) == 1:
             return outputs[0]
         return tuple(outputs)
+
+    def _outputs(self, out) -> list[np.ndarray]:
+        specs = self.signature.results
+        if out is None:
+            return [np.empty(spec.shape, spec.dtype) for spec in specs]
+        given = list(out) if isinstance(out, (tuple, list)) else [out]
+        if len(given) != len(specs):
+            raise InvocationError(
+                f"'{self.signature.name}' has {len(specs)} result(s), out= gives {len(given)}"
+            )
+        for i, (array, spec) in enumerate(zip(given, specs, strict=True)):
+            if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
+                raise InvocationError(f"out[{i}] must be a C-contiguous numpy array")
+            if array.dtype != spec.dtype or tuple(array.shape) != spec.shape:
+                raise InvocationError(
+                    f"out[{i}] must be {spec} ({spec.dtype}{list(spec.shape)}), "
+                    f"got {array.dtype}{list(array.shape)}"
+                )
+            if not array.flags.writeable:
+                raise InvocationError(f"out[{i}] is read-only")
+        return given
 
     def __repr__(self) -> str:
         ins = ", ".join(map(str, self.signature.inputs))

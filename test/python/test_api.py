@@ -33,6 +33,19 @@ def test_compiling_a_module_leaves_it_unchanged():
     np.testing.assert_array_equal(first(a, b)[0], second(a, b)[0])
 
 
+def test_results_can_go_into_given_arrays():
+    function = strata.compile(ADD)
+    a, b = np.arange(6, dtype=np.float32).reshape(2, 3), np.ones(3, np.float32)
+    total, sums = np.empty((2, 3), np.float32), np.empty(2, np.float32)
+    returned = function(a, b, out=(total, sums))
+    assert returned[0] is total and returned[1] is sums
+    np.testing.assert_array_equal(total, a + b)
+    with pytest.raises(InvocationError, match=r"out\[1\] must be tensor<2xf32>"):
+        function(a, b, out=(total, np.empty(3, np.float32)))
+    with pytest.raises(InvocationError, match="has 2 result"):
+        function(a, b, out=total)
+
+
 def test_wrong_arguments_raise_invocation_errors():
     function = strata.compile(ADD)
     with pytest.raises(InvocationError, match="takes 2 input"):
