@@ -8,7 +8,9 @@ strides[r]}`; the caller allocates the results. This module needs only numpy and
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
+import threading
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -113,25 +115,44 @@ def prepare_inputs(signature: Signature, args: tuple) -> list[np.ndarray]:
     return arrays
 
 
+class _Frame:
+    """The descriptors of one call: shapes and strides are fixed by the signature, so only the
+    data pointers change between calls. One frame per thread (calls release the GIL)."""
+
+    def __init__(self, signature: Signature, invoker):
+        specs = [*signature.inputs, *signature.results]
+        self.descriptors = [describe(np.empty(spec.shape, spec.dtype)) for spec in specs]
+        self.call = invoker([ctypes.addressof(d) for d in self.descriptors])
+
+    def run(self, arrays: list[np.ndarray]) -> None:
+        for desc, array in zip(self.descriptors, arrays, strict=True):
+            desc.allocated = desc.aligned = array.ctypes.data
+        self.call()
+
+
 class Function:
     """A compiled function callable with numpy arrays.
 
-    `invoke(pointers)` receives one descriptor pointer per input and output, in order. The
-    object keeps whatever owns the code (engine or library) alive.
+    `invoker(addresses)` prepares a call of the code with one descriptor address per input
+    and output, in order, and returns it as a function of no arguments. The object keeps
+    whatever owns the code (engine or library) alive.
     """
 
-    def __init__(self, signature: Signature, invoke, owner=None):
+    def __init__(self, signature: Signature, invoker, owner=None):
         self.signature = signature
-        self._invoke = invoke
+        self._invoker = invoker
         self._owner = owner
+        self._frames = threading.local()
 
     def __call__(self, *args, out=None):
         """Runs the function; results go to new arrays, or into `out` (an array, or a tuple
         with one array per result) so that a loop does not allocate on every call."""
         inputs = prepare_inputs(self.signature, args)
         outputs = self._outputs(out)
-        descriptors = [describe(a) for a in inputs + outputs]
-        self._invoke([ctypes.addressof(d) for d in descriptors])
+        frame = getattr(self._frames, "frame", None)
+        if frame is None:
+            frame = self._frames.frame = _Frame(self.signature, self._invoker)
+        frame.run(inputs + outputs)
         if len(outputs) == 1:
             return outputs[0]
         return tuple(outputs)
@@ -166,16 +187,28 @@ class Function:
 def direct_invoker(address: int, count: int):
     """Calls `_mlir_ciface_<f>(desc*...)` at `address` (a shared library's symbol)."""
     fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * count))(address)
-    return lambda pointers: fn(*pointers)
+
+    def prepare(addresses: list[int]):
+        return functools.partial(fn, *addresses)
+
+    return prepare
 
 
 def packed_invoker(address: int, count: int):
-    """Calls MLIR's packed wrapper `void(void** args)` (the ExecutionEngine's entry points)."""
+    """Calls MLIR's packed wrapper `void(void** args)` (the ExecutionEngine's entry points):
+    each argument slot holds a pointer to a descriptor pointer."""
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
 
-    def invoke(pointers):
-        slots = [ctypes.c_void_p(p) for p in pointers]
-        packed = (ctypes.c_void_p * count)(*[ctypes.addressof(s) for s in slots])
-        fn(packed)
+    def prepare(addresses: list[int]):
+        slots = (ctypes.c_void_p * count)(*addresses)
+        packed = (ctypes.c_void_p * count)(
+            *[ctypes.addressof(slots) + i * ctypes.sizeof(ctypes.c_void_p) for i in range(count)]
+        )
 
-    return invoke
+        def call():
+            fn(packed)
+
+        call.keepalive = (slots, packed)
+        return call
+
+    return prepare
