@@ -52,6 +52,9 @@ def _is_f32_tensor(value: ir.Value) -> bool:
     return isinstance(t, ir.RankedTensorType) and str(t.element_type) == "f32"
 
 
+_MAX_VECTOR_ROW = 2  # rows up to this many vectors are vectorized whole (longer: slower)
+
+
 def register_tile(desc: targets.TargetDesc) -> tuple[int, int]:
     """(mr, nr): the micro-kernel, using about half the vector registers as accumulators."""
     lanes = desc.vector_lanes_f32
@@ -114,8 +117,11 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
         return _elementwise_config(desc, shape) or loops
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
-        rank = ir.RankedTensorType(root.results[0].type).rank
-        return {"strategy": "rows", "tile_sizes": [1] * (rank - 1) + [0]}
+        shape = ir.RankedTensorType(root.results[0].type).shape
+        config = {"strategy": "rows", "tile_sizes": [1] * (len(shape) - 1) + [0]}
+        if shape and shape[-1] <= _MAX_VECTOR_ROW * desc.vector_lanes_f32:
+            config["vector_size"] = desc.vector_lanes_f32  # a row is vectorized whole
+        return config
     return loops
 
 

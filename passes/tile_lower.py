@@ -93,7 +93,8 @@ class _Script:
     def vectorize_later(self, handle: str) -> None:
         self.lines.append(f'    transform.annotate {handle} "{VECTORIZE_ATTR}" : !transform.any_op')
 
-    def fuse_rows(self, handle: str, sizes: list[int]) -> None:
+    def fuse_rows(self, handle: str, sizes: list[int]) -> str:
+        """Tiles `handle` by `sizes` and fuses its producers in; returns the innermost loop."""
         self.count += 1
         loops = sum(1 for s in sizes if s)
         results = ", ".join(["!transform.any_op"] * (1 + loops))
@@ -101,6 +102,15 @@ class _Script:
             f"    %f{self.count}, %fl{self.count}:{loops} = transform.structured.fuse {handle} "
             f"tile_sizes {sizes} : (!transform.any_op) -> ({results})"
         )
+        return f"%fl{self.count}#{loops - 1}"
+
+    def vectorize_all_in(self, loop: str) -> None:
+        self.count += 1
+        self.lines.append(
+            f"    %in{self.count} = transform.structured.match interface{{LinalgOp}} in {loop}"
+            " : (!transform.any_op) -> !transform.any_op"
+        )
+        self.vectorize_later(f"%in{self.count}")
 
 
 def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractions: bool) -> None:
@@ -119,7 +129,10 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
         if linalg_ops:
             last = linalg_ops[-1]
             rank = ir.RankedTensorType(last.results[0].type).rank
-            script.fuse_rows(script.match(last), (config["tile_sizes"] + [0] * rank)[:rank])
+            sizes = (config["tile_sizes"] + [0] * rank)[:rank]
+            loop = script.fuse_rows(script.match(last), sizes)
+            if lanes:  # the whole row fits in a few vector registers
+                script.vectorize_all_in(loop)
         return
     if strategy not in ("matmul", "elementwise"):
         return

@@ -32,9 +32,10 @@ func.func @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
 
 // -----
 
-// Softmax and the norms run row by row; integer kernels and odd sizes stay plain loops.
+// Softmax and the norms run row by row (rows of up to two vectors are vectorized whole);
+// integer kernels and odd sizes stay plain loops.
 // V4-LABEL: func.func private @mixed_kernel_0
-// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>}
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}
 // V4-LABEL: func.func private @mixed_kernel_1
 // V4-SAME: tile.config = {strategy = "loops"}
 // V4-LABEL: func.func private @mixed_kernel_2

@@ -49,16 +49,19 @@ func.func private @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> attributes {
 
 // -----
 
-// Row kernels: the last op is tiled over rows and its producers are fused into that loop.
+// Row kernels: the last op is tiled over rows and its producers are fused into that loop;
+// with a vector_size, every op of the row is marked for vectorization.
 // CHECK-LABEL: func.func private @rows
 // CHECK: scf.for {{.*}} to %c4 step %c1
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<1x16xf32>)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x16xf32>, tensor<1xf32>)
+// CHECK: linalg.fill {tile.vectorize}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<1x16xf32>) {{.*}} attrs = {tile.vectorize}
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x16xf32>, tensor<1xf32>) {{.*}} attrs = {tile.vectorize}
 // CHECK: scf.yield
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 func.func private @rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {
-    tile.kernel = "reduction", tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>}} {
+    tile.kernel = "reduction",
+    tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
