@@ -1,4 +1,4 @@
-"""`--math-approximate`: f32 `math.exp` as a polynomial in arith ops (scalars and vectors).
+"""`--math-approximate`: f32 `math.exp` and `math.erf` as polynomials in arith ops.
 
 libm's expf is a call per element: it keeps vectorized kernels scalar and stops LLVM from
 vectorizing loops. Written out (Cephes' expf: range reduction by ln 2, a degree-6 polynomial,
@@ -7,6 +7,8 @@ about 2 ulp. exp(x) is +inf above 88.72, 0 below -87.34 (where f32 turns subnorm
 """
 
 from __future__ import annotations
+
+import math
 
 from mlir import ir
 from mlir.dialects import arith
@@ -85,18 +87,52 @@ def exp_f32(x: ir.Value) -> ir.Value:
     return arith.select(nan, x, y)
 
 
-def _rewrite_exp(op, rewriter):
-    x = op.operands[0]
-    if str(_element(x.type)) != "f32":
-        return True  # not matched: other widths keep math.exp
-    with rewriter.ip, op.location:
-        value = exp_f32(x)
-    rewriter.replace_op(op, [value])
-    return None
+# erf: an odd Taylor series below 0.5 (relative error < 1e-7 there), above it Abramowitz and
+# Stegun 7.1.26, 1 - t (a1 + t (a2 + ...)) exp(-x^2) with t = 1 / (1 + p x) (absolute error
+# 1.5e-7, and erf > 0.52 there).
+_ERF_TAYLOR = tuple(  # 2/sqrt(pi) * (-1)^n / (n! (2n+1)), n = 0..6
+    2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(7)
+)
+_ERF_P = 0.3275911
+_ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 
 
-@register_pass("math-approximate", "Write f32 math.exp as a vectorizable polynomial")
+def erf_f32(x: ir.Value) -> ir.Value:
+    t = x.type
+    x2 = arith.mulf(x, x)
+    series = _const(t, _ERF_TAYLOR[-1])
+    for c in reversed(_ERF_TAYLOR[:-1]):
+        series = arith.addf(arith.mulf(series, x2), _const(t, c))
+    small = arith.mulf(series, x)
+    ax = mmath.absf(x)
+    u = arith.divf(_const(t, 1.0), arith.addf(_const(t, 1.0), arith.mulf(ax, _const(t, _ERF_P))))
+    poly = _const(t, _ERF_A[0])
+    for c in _ERF_A[1:]:
+        poly = arith.addf(arith.mulf(poly, u), _const(t, c))
+    tail = arith.mulf(arith.mulf(poly, u), exp_f32(arith.negf(x2)))
+    magnitude = arith.subf(_const(t, 1.0), tail)
+    negative = arith.cmpf(arith.CmpFPredicate.OLT, x, _const(t, 0.0))
+    large = arith.select(negative, arith.negf(magnitude), magnitude)
+    is_small = arith.cmpf(arith.CmpFPredicate.OLT, ax, _const(t, 0.5))
+    return arith.select(is_small, small, large)
+
+
+def _approximation(build):
+    def rewrite(op, rewriter):
+        x = op.operands[0]
+        if str(_element(x.type)) != "f32":
+            return True  # not matched: other widths keep the math op
+        with rewriter.ip, op.location:
+            value = build(x)
+        rewriter.replace_op(op, [value])
+        return None
+
+    return rewrite
+
+
+@register_pass("math-approximate", "Write f32 math.exp and math.erf as vectorizable polynomials")
 def math_approximate(module: ir.Operation) -> None:
     patterns = RewritePatternSet(module.context)
-    patterns.add("math.exp", _rewrite_exp)
+    patterns.add("math.exp", _approximation(exp_f32))
+    patterns.add("math.erf", _approximation(erf_f32))
     apply_patterns_and_fold_greedily(module, patterns.freeze())

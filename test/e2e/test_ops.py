@@ -515,3 +515,16 @@ def test_exp_is_accurate_over_the_whole_f32_range():
     # Overflow is +inf, underflow (below the normal range) is 0, NaN stays NaN.
     outside = np.where(np.isnan(x), np.nan, np.where(x > 0, np.inf, 0.0)).astype(np.float32)
     np.testing.assert_array_equal(actual[~finite], outside[~finite])
+
+
+def test_erf_is_accurate_everywhere():
+    x = np.concatenate(
+        [
+            np.linspace(-6, 6, 4001, dtype=np.float32),
+            np.array([np.inf, -np.inf, np.nan, 0.0, 1e-30, -0.49999, 0.5], np.float32),
+        ]
+    )
+    actual = run_op("erf", [x], tensor_type([x.size]))
+    finite = np.isfinite(x)
+    np.testing.assert_allclose(actual[finite], erf(x[finite].astype(np.float64)), rtol=1e-6)
+    np.testing.assert_array_equal(actual[~finite], [1.0, -1.0, np.nan])

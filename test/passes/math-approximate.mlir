@@ -18,6 +18,19 @@ func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
 
 // -----
 
+// f32 erf: a Taylor series near 0, elsewhere 1 - poly(t) * exp(-x^2) (itself a polynomial).
+// CHECK-LABEL: func.func @erf_f32
+// CHECK-NOT: math.erf
+// CHECK: arith.divf
+// CHECK: math.floor
+// CHECK: arith.select
+func.func @erf_f32(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.erf %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// -----
+
 // Other widths keep math.exp.
 // CHECK-LABEL: func.func @exp_f64
 // CHECK: math.exp %{{.*}} : f64
