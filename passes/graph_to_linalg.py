@@ -504,9 +504,7 @@ def lower_broadcast_to(op):
 
 @lowering("transpose")
 def lower_transpose(op):
-    out = _out(op)
-    init = lb.empty(out.shape, out.element_type)
-    return linalg.transpose(op.input, outs=[init], permutation=op.perm).results[0]
+    return lb.transpose(op.input, op.perm)
 
 
 @lowering("concat")

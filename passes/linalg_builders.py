@@ -193,6 +193,12 @@ def pad(value: ir.Value, low: Sequence[int], high: Sequence[int], pad_value: ir.
     return op.result
 
 
+def transpose(value: ir.Value, perm: Sequence[int]) -> ir.Value:
+    t = ranked(value)
+    init = empty([t.shape[p] for p in perm], t.element_type)
+    return linalg.transpose(value, outs=[init], permutation=list(perm)).results[0]
+
+
 def insert_slice(source: ir.Value, dest: ir.Value, offsets: Sequence[int]) -> ir.Value:
     shape = list(ranked(source).shape)
     return tensor.InsertSliceOp(

@@ -2,7 +2,8 @@
 
 Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config` dictionary:
 
-- `strategy = "matmul"`: a 2-D f32 matmul (with its epilogue). `tile_sizes` are the cache
+- `strategy = "matmul"`: a 2-D f32 matmul (with its epilogue); with `im2col = 1`, a conv2d
+  computed as a matmul of its input patches by its weights. `tile_sizes` are the cache
   blocks (Mc, Nc, Kc), walked in the loop order `interchange` (n, k, m: GotoBLAS's jc, pc, ic);
   `register_tile` (mr, nr, 1) is the micro-kernel, mr x nr/lanes accumulators in vector
   registers; `vector_size` is the lanes of one f32 vector.
@@ -83,6 +84,19 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     }
 
 
+def _conv_config(desc, conv: ir.Operation) -> dict | None:
+    """A grouped-free conv as a matmul over patches (im2col): M = N*OH*OW, N = O, K = C*KH*KW."""
+    groups = conv.attributes["groups"] if "groups" in conv.attributes else None
+    if groups is not None and ir.IntegerAttr(groups).value != 1:
+        return None
+    weight = ir.RankedTensorType(conv.operands[1].type).shape
+    out = ir.RankedTensorType(conv.results[0].type).shape
+    config = _matmul_config(desc, out[0] * out[2] * out[3], weight[0], math.prod(weight[1:]))
+    if config is not None:
+        config["im2col"] = 1
+    return config
+
+
 def _elementwise_config(desc, shape: list[int]) -> dict | None:
     if not shape:
         return None
@@ -113,6 +127,8 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
             m, k, n = math.prod(lhs.shape[:-1]), lhs.shape[-1], rhs.shape[1]
             return _matmul_config(desc, m, n, k) or loops
         return loops
+    if kind == "convolution" and root.name == "graph.conv2d":
+        return _conv_config(desc, root) or loops
     if kind == "elementwise":
         shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
         return _elementwise_config(desc, shape) or loops

@@ -20,9 +20,11 @@ across the k loop (hoisting), and lowers contractions to outer products (FMAs).
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import linalg
 from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
+from . import linalg_builders as lb
 from .registry import PassFailure, register_pass
 from .tile_configure import kernels, largest_divisor, read_config
 
@@ -113,12 +115,68 @@ class _Script:
         self.vectorize_later(f"%in{self.count}")
 
 
+_CONV = "linalg.conv_2d_nchw_fchw"
+
+
+def _zero_filled(value: ir.Value) -> bool:
+    owner = getattr(value.owner, "operation", value.owner)
+    if not isinstance(owner, ir.Operation) or owner.name != "linalg.fill":
+        return False
+    fill = getattr(owner.operands[0].owner, "operation", owner.operands[0].owner)
+    return (
+        isinstance(fill, ir.Operation)
+        and fill.name == "arith.constant"
+        and ir.FloatAttr(fill.attributes["value"]).value == 0.0
+    )
+
+
+def _im2col(conv: ir.Operation) -> ir.Operation:
+    """Rewrites an NCHW conv (zero-initialized) as patches [N*OH*OW, C*KH*KW] times weights
+    [C*KH*KW, O], a linalg.matmul; returns that matmul (or the conv if it does not apply)."""
+    x, w, init = conv.operands
+    if not _zero_filled(init):
+        return conv
+    n, c = lb.ranked(x).shape[:2]
+    o, _, kh, kw = lb.ranked(w).shape
+    out = lb.ranked(conv.results[0])
+    _, _, oh, ow = out.shape
+    sh, sw = list(ir.DenseIntElementsAttr(conv.attributes["strides"]))
+    dh, dw = list(ir.DenseIntElementsAttr(conv.attributes["dilations"]))
+    element = out.element_type
+    d = [ir.AffineDimExpr.get(i) for i in range(6)]  # n, oh, ow, c, kh, kw
+    with ir.InsertionPoint(conv), conv.location:
+        patches = lb.generic(
+            [x],
+            lb.empty([n, oh, ow, c, kh, kw], element),
+            [[d[0], d[3], d[1] * sh + d[4] * dh, d[2] * sw + d[5] * dw], list(range(6))],
+            [lb.PARALLEL] * 6,
+            lambda v, _: v,
+        )
+        rows, depth = n * oh * ow, c * kh * kw
+        lhs = lb.collapse(patches, [[0, 1, 2], [3, 4, 5]], [rows, depth])
+        flat_w = lb.collapse(w, [[0], [1, 2, 3]], [o, depth])
+        rhs = linalg.transpose(flat_w, outs=[lb.empty([depth, o], element)], permutation=[1, 0])
+        rhs = rhs.results[0] if hasattr(rhs, "results") else rhs
+        acc = lb.filled([rows, o], element, lb.scalar(element, 0))
+        product = linalg.matmul(lhs, rhs, outs=[acc])
+        nhwo = lb.expand(product, [[0, 1, 2], [3]], [n, oh, ow, o])
+        nchw = linalg.transpose(
+            nhwo, outs=[lb.empty([n, o, oh, ow], element)], permutation=[0, 3, 1, 2]
+        )
+        nchw = nchw.results[0] if hasattr(nchw, "results") else nchw
+    conv.results[0].replace_all_uses_with(nchw)
+    conv.erase()
+    return product.owner.operation if hasattr(product, "owner") else product
+
+
 def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractions: bool) -> None:
     strategy = config.get("strategy", "loops")
     ops = [op.operation for op in kernel.regions[0].blocks[0].operations]
     linalg_ops = [op for op in ops if op.name.startswith("linalg.")]
     lanes = config.get("vector_size", 0)
     if contractions:
+        if config.get("im2col"):
+            linalg_ops = [_im2col(op) if op.name == _CONV else op for op in linalg_ops]
         for op in linalg_ops:
             if strategy == "matmul" and op.name == "linalg.matmul":
                 blocks = script.tile(script.match(op), config["tile_sizes"], config["interchange"])

@@ -80,3 +80,27 @@ func.func private @rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {
   } -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
+
+// -----
+
+// A conv configured with im2col: input patches [N*OH*OW, C*KH*KW] times the transposed weights,
+// one linalg.matmul tiled like any other, then back to NCHW.
+// MATMUL-LABEL: func.func private @conv
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x6x6xf32>) outs(%{{.*}} : tensor<1x4x4x2x3x3xf32>)
+// MATMUL: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<1x4x4x2x3x3xf32> into tensor<16x18xf32>
+// MATMUL: linalg.transpose ins(%{{.*}} : tensor<8x18xf32>) outs(%{{.*}} : tensor<18x8xf32>) permutation = [1, 0]
+// MATMUL: scf.for
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+// MATMUL: linalg.transpose ins(%{{.*}} : tensor<1x4x4x8xf32>) outs(%{{.*}} : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+// MATMUL-NOT: linalg.conv_2d
+func.func private @conv(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 16, 8, 18>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 8, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x6x6xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
