@@ -3,7 +3,8 @@
 Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config` dictionary:
 
 - `strategy = "matmul"`: a 2-D f32 matmul (with its epilogue); with `im2col = 1`, a conv2d
-  computed as a matmul of its input patches by its weights. `tile_sizes` are the cache
+  computed as a matmul of its input patches by its weights; with `pack = kr`, A and B are first
+  packed into micro-panels (mr x kr and kr x nr, k-major). `tile_sizes` are the cache
   blocks (Mc, Nc, Kc), walked in the loop order `interchange` (n, k, m: GotoBLAS's jc, pc, ic);
   `register_tile` (mr, nr, 1) is the micro-kernel, mr x nr/lanes accumulators in vector
   registers; `vector_size` is the lanes of one f32 vector.
@@ -53,6 +54,7 @@ def _is_f32_tensor(value: ir.Value) -> bool:
     return isinstance(t, ir.RankedTensorType) and str(t.element_type) == "f32"
 
 
+_PACK_DEPTH = 4  # k steps per packed micro-panel entry
 _MAX_VECTOR_ROW = 2  # rows up to this many vectors are vectorized whole (longer: slower)
 
 
@@ -75,13 +77,19 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     kc = largest_divisor(k, max(1, desc.l1_bytes // (4 * nr * 2)))
     nc = largest_divisor(n, 256, nr) or nr
     mc = largest_divisor(m, max(mr, desc.l2_bytes // (4 * kc * 4)), mr) or mr
-    return {
+    config = {
         "strategy": "matmul",
         "tile_sizes": [mc, nc, kc],
         "interchange": [1, 2, 0],
         "register_tile": [mr, nr, 1],
         "vector_size": desc.vector_lanes_f32,
     }
+    # When B outgrows L2, its rows (a power-of-two stride apart) fight over L1 sets and pages:
+    # pack A and B into contiguous micro-panels, k-major in steps of `pack`.
+    kr = _PACK_DEPTH
+    if 4 * k * n > desc.l2_bytes and nr % desc.vector_lanes_f32 == 0 and kc % kr == 0:
+        config["pack"] = kr
+    return config
 
 
 def _conv_config(desc, conv: ir.Operation) -> dict | None:

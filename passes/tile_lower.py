@@ -106,6 +106,59 @@ class _Script:
         )
         return f"%fl{self.count}#{loops - 1}"
 
+    def packed_matmul(self, handle: str, config: dict) -> None:
+        """Packs A into [M/mr][K/kr][kr][mr] and B into [N/nr][K/kr][kr][nr] panels, tiles the
+        packed contraction into cache blocks and micro-kernels, and tiles the packs."""
+        self.count += 1
+        n = self.count
+        mr, nr, _ = config["register_tile"]
+        kr = config["pack"]
+        mc, nc, kc = config["tile_sizes"]
+        any_op, generic, pack = (
+            "!transform.any_op",
+            '!transform.op<"linalg.generic">',
+            ('!transform.op<"linalg.pack">'),
+        )
+        self.lines += [
+            f"    %pk{n} = transform.structured.pack_greedily {handle} matmul_packed_sizes = "
+            f"[{mr}, {nr}, {kr}] matmul_inner_dims_order = [0, 1, 2] : ({any_op}) -> {generic}",
+            f"    %pa{n} = transform.get_producer_of_operand %pk{n}[0] : ({generic}) -> {pack}",
+            f"    %ga{n}, %pa{n}t, %ua{n} = transform.structured.pack_transpose %pa{n} "
+            f"with_compute_op(%pk{n}) inner_perm = [1, 0] : ({pack}, {generic}) -> "
+            f"({generic}, {pack}, {any_op})",
+            f"    %pb{n} = transform.get_producer_of_operand %ga{n}[1] : ({generic}) -> {pack}",
+            f"    %gb{n}, %pb{n}t, %ub{n} = transform.structured.pack_transpose %pb{n} "
+            f"with_compute_op(%ga{n}) outer_perm = [1, 0] inner_perm = [1, 0] : "
+            f"({pack}, {generic}) -> ({generic}, {pack}, {any_op})",
+            f"    %pc{n} = transform.get_producer_of_operand %gb{n}[2] : ({generic}) -> {any_op}",
+            f"    %uc{n} = transform.get_consumers_of_result %gb{n}[0] : ({generic}) -> {any_op}",
+            f"    %tb{n}, %lb{n}:3 = transform.structured.tile_using_for %gb{n} tile_sizes "
+            f"[{mc // mr}, {nc // nr}, {kc // kr}] interchange = [1, 2, 0] : ({generic}) -> "
+            f"({any_op}, {any_op}, {any_op}, {any_op})",
+            f"    %tm{n}, %lm{n}:3 = transform.structured.tile_using_for %tb{n} tile_sizes "
+            f"[1, 1, 1] interchange = [1, 0, 2] : ({any_op}) -> ({any_op}, {any_op}, {any_op}, "
+            f"{any_op})",
+            # The micro-kernel has unit outer dims; folding them lets its contraction become
+            # outer products (FMAs) instead of a broadcast and a multi-reduction.
+            f'    %km{n} = transform.get_parent_op %tm{n} {{op_name = "scf.for"}} : '
+            f"({any_op}) -> {any_op}",
+            f"    transform.apply_patterns to %km{n} {{",
+            "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
+            f"    }} : {any_op}",
+            f'    %mk{n} = transform.structured.match ops{{["linalg.generic"]}} in %km{n} : '
+            f"({any_op}) -> {any_op}",
+        ]
+        self.vectorize_later(f"%mk{n}")
+        for name in (f"%pa{n}t", f"%pb{n}t"):
+            self.lines.append(f"    {name}a = transform.cast {name} : {pack} to {any_op}")
+        # linalg.pack and linalg.unpack do not bufferize: they become vector transfers now.
+        for name, sizes in ((f"%pa{n}ta", [1, 1]), (f"%pb{n}ta", [1, 1]), (f"%pc{n}", [1, 1])):
+            self.vectorize_now(self.tile(name, sizes))
+        self.vectorize_now(self.tile(f"%uc{n}", [mr, nr]))
+
+    def vectorize_now(self, handle: str) -> None:
+        self.lines.append(f"    transform.structured.vectorize {handle} : !transform.any_op")
+
     def vectorize_all_in(self, loop: str) -> None:
         self.count += 1
         self.lines.append(
@@ -178,7 +231,9 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
         if config.get("im2col"):
             linalg_ops = [_im2col(op) if op.name == _CONV else op for op in linalg_ops]
         for op in linalg_ops:
-            if strategy == "matmul" and op.name == "linalg.matmul":
+            if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
+                script.packed_matmul(script.match(op), config)
+            elif strategy == "matmul" and op.name == "linalg.matmul":
                 blocks = script.tile(script.match(op), config["tile_sizes"], config["interchange"])
                 micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
                 script.vectorize_later(micro)

@@ -62,7 +62,6 @@ def pipeline() -> Pipeline:
             Stage("tile-contractions", _tile_contractions, "cache and register tiles"),
             Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
             Stage("tile-lower", tile_lower, "tile the rest of each kernel as configured"),
-            Stage("inline-kernels", "inline, symbol-dce", "kernels into their callers"),
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("tile-vectorize", tile_vectorize, "vectorize the tiled ops"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),

@@ -104,3 +104,24 @@ func.func private @conv(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> ten
       ins(%x, %w : tensor<1x2x6x6xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A packed matmul: A and B are packed into k-major micro-panels (vectorized pack ops), the
+// packed contraction is cut into blocks and 8x32x4 micro-kernels, and C is unpacked.
+// MATMUL-LABEL: func.func private @packed
+// MATMUL: vector.transfer_read {{.*}} : tensor<8x4xf32>, vector<8x4xf32>
+// MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
+// MATMUL-NOT: linalg.pack
+// MATMUL-NOT: linalg.unpack
+func.func private @packed(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 32, 64, 32>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
