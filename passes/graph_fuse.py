@@ -108,7 +108,7 @@ def _fusable_producer(op: ir.Operation, group_of: dict) -> _Group | None:
     return None
 
 
-def _outline(group: _Group, caller: ir.Operation, index: int, module_body: ir.Block) -> None:
+def _outline(group: _Group, caller: ir.Operation, index: int) -> None:
     inside = set(group.ops)
     inputs: list[ir.Value] = []
     constants: list[ir.Operation] = []
@@ -126,7 +126,9 @@ def _outline(group: _Group, caller: ir.Operation, index: int, module_body: ir.Bl
                 inputs.append(operand)
     result = group.last.results[0]
     name = f"{ir.StringAttr(caller.attributes['sym_name']).value}_kernel_{index}"
-    with ir.InsertionPoint(module_body), group.last.location:
+    # Before the caller: passes that walk functions in order (buffer-results-to-out-params)
+    # then see a kernel's new signature before they reach its call.
+    with ir.InsertionPoint(caller), group.last.location:
         kernel = func.FuncOp(name, ([v.type for v in inputs], [result.type]), visibility="private")
         kernel.attributes["tile.kernel"] = ir.StringAttr.get(group.kind)
     block = kernel.add_entry_block(arg_locs=[group.last.location] * len(inputs))
@@ -160,7 +162,7 @@ def graph_fuse(module: ir.Operation) -> None:
     for caller in callers:
         groups = _groups(caller.regions[0].blocks[0])
         for index, group in enumerate(groups):
-            _outline(group, caller, index, body)
+            _outline(group, caller, index)
         _drop_dead_constants(caller)
 
 

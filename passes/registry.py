@@ -89,6 +89,7 @@ def all_passes() -> dict[str, PassInfo]:
 def _load_all() -> None:
     from . import (  # noqa: F401  (registration on import)
         bool_storage,
+        elide_result_copies,
         graph_fuse,
         graph_to_linalg,
         graph_verify,

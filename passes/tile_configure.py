@@ -87,8 +87,11 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     # When B outgrows L2, its rows (a power-of-two stride apart) fight over L1 sets and pages:
     # pack A and B into contiguous micro-panels, k-major in steps of `pack`.
     kr = _PACK_DEPTH
-    if 4 * k * n > desc.l2_bytes and nr % desc.vector_lanes_f32 == 0 and kc % kr == 0:
+    if 4 * k * n > desc.l2_bytes and nr % desc.vector_lanes_f32 == 0 and k % kr == 0:
+        # Packed panels are contiguous, so deeper k blocks and shallow m blocks pay off.
         config["pack"] = kr
+        kc = largest_divisor(k, 256, kr)
+        config["tile_sizes"] = [largest_divisor(m, 64, mr) or mr, nc, kc]
     return config
 
 

@@ -9,6 +9,7 @@ ABI the runtime calls, from the JIT or from a shared library.
 from mlir import ir
 
 from ..passes.bool_storage import bool_storage
+from ..passes.elide_result_copies import elide_result_copies
 from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
@@ -23,7 +24,7 @@ BUFFERIZE = (
     # Tiled loops return their destination; canonicalization exposes the allocation beneath,
     # which becomes the out-parameter instead of being copied into it.
     "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
-    "canonicalize, cse, buffer-deallocation-pipeline"
+    "canonicalize, cse"
 )
 
 LOWER_LOOPS = (
@@ -63,6 +64,8 @@ def pipeline() -> Pipeline:
             Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
             Stage("tile-lower", tile_lower, "tile the rest of each kernel as configured"),
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
+            Stage("elide-result-copies", elide_result_copies, "results into out-parameters"),
+            Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("tile-vectorize", tile_vectorize, "vectorize the tiled ops"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),

@@ -1,15 +1,16 @@
 // RUN: strata-opt %s --graph-fuse --split-input-file | FileCheck %s
 
 // A matmul with its bias and activation is one contraction kernel, called where it was.
-// CHECK-LABEL: func.func @mlp_layer
-// CHECK: %[[Y:.*]] = call @mlp_layer_kernel_0(%arg0, %arg1, %arg2)
-// CHECK-NEXT: return %[[Y]]
+// Kernels come before their caller.
 // CHECK-LABEL: func.func private @mlp_layer_kernel_0
 // CHECK-SAME: attributes {tile.kernel = "contraction"}
 // CHECK: "graph.matmul"
 // CHECK: "graph.add"
 // CHECK: "graph.relu"
 // CHECK: return
+// CHECK-LABEL: func.func @mlp_layer
+// CHECK: %[[Y:.*]] = call @mlp_layer_kernel_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT: return %[[Y]]
 func.func @mlp_layer(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
   %0 = "graph.matmul"(%x, %w) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   %1 = "graph.add"(%0, %b) : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
@@ -20,15 +21,15 @@ func.func @mlp_layer(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32x
 // -----
 
 // An elementwise chain is one kernel; the constant it uses is copied into it.
-// CHECK-LABEL: func.func @chain
-// CHECK-NOT: graph.constant
-// CHECK: call @chain_kernel_0(%arg0)
 // CHECK-LABEL: func.func private @chain_kernel_0
 // CHECK-SAME: tile.kernel = "elementwise"
 // CHECK: "graph.constant"
 // CHECK: "graph.mul"
 // CHECK: "graph.add"
 // CHECK: "graph.tanh"
+// CHECK-LABEL: func.func @chain
+// CHECK-NOT: graph.constant
+// CHECK: call @chain_kernel_0(%arg0)
 func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
   %c = "graph.constant"() {value = dense<2.0> : tensor<64xf32>} : () -> tensor<64xf32>
   %0 = "graph.mul"(%x, %c) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
@@ -40,13 +41,13 @@ func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
 // -----
 
 // An elementwise prologue that only feeds a softmax joins its kernel.
-// CHECK-LABEL: func.func @scaled_softmax
-// CHECK: call @scaled_softmax_kernel_0
-// CHECK-NOT: call
 // CHECK-LABEL: func.func private @scaled_softmax_kernel_0
 // CHECK-SAME: tile.kernel = "reduction"
 // CHECK: "graph.mul"
 // CHECK: "graph.softmax"
+// CHECK-LABEL: func.func @scaled_softmax
+// CHECK: call @scaled_softmax_kernel_0
+// CHECK-NOT: call
 func.func @scaled_softmax(%x: tensor<4x16xf32>, %s: tensor<f32>) -> tensor<4x16xf32> {
   %0 = "graph.mul"(%x, %s) : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
   %1 = "graph.softmax"(%0) {axis = -1 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32>
@@ -57,15 +58,15 @@ func.func @scaled_softmax(%x: tensor<4x16xf32>, %s: tensor<f32>) -> tensor<4x16x
 
 // Data movement stays in the caller between kernels; a value with two uses ends its chain
 // (the neg), and the chain that consumes it (abs, add) reads it as an input.
+// CHECK-LABEL: func.func private @split_kernel_2
+// CHECK: "graph.abs"
+// CHECK: "graph.add"
 // CHECK-LABEL: func.func @split
 // CHECK: %[[A:.*]] = call @split_kernel_0(%arg0)
 // CHECK: %[[T:.*]] = "graph.transpose"(%[[A]])
 // CHECK: %[[B:.*]] = call @split_kernel_1(%[[T]])
 // CHECK: %[[C:.*]] = call @split_kernel_2(%[[B]])
 // CHECK: return %[[C]]
-// CHECK-LABEL: func.func private @split_kernel_2
-// CHECK: "graph.abs"
-// CHECK: "graph.add"
 func.func @split(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "graph.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>

@@ -13,22 +13,22 @@
 // MLIR-NOT: linalg.
 
 // Kernels stay functions: main calls its one elementwise kernel.
+// LLVM: define void @main_kernel_0(
+// LLVM: fadd float
 // LLVM: define void @main(
 // LLVM: call void @main_kernel_0(
 // LLVM: define void @_mlir_ciface_main(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}})
-// LLVM: define void @main_kernel_0(
-// LLVM: fadd float
 
 // The elementwise kernel is vectorized for each target's vector width.
-// ARM: _mlir_ciface_main:
 // ARM: main_kernel_0:
 // ARM: fadd v{{[0-9]+}}.4s
 // ARM: fmax v{{[0-9]+}}.4s
+// ARM: _mlir_ciface_main:
 
-// X86: _mlir_ciface_main:
 // X86: main_kernel_0:
 // X86: vaddps {{.*}}%ymm
 // X86: vmaxps {{.*}}%ymm
+// X86: _mlir_ciface_main:
 
 // STAGES: IR Dump After graph-verify
 // STAGES: IR Dump After graph-to-linalg
