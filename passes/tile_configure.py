@@ -4,14 +4,18 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
 
 - `strategy = "matmul"`: a 2-D f32 matmul (with its epilogue); with `im2col = 1`, a conv2d
   computed as a matmul of its input patches by its weights; with `pack = kr`, A and B are first
-  packed into micro-panels (mr x kr and kr x nr, k-major). `tile_sizes` are the cache
+  packed into micro-panels (mr x kr and kr x nr, k-major). The heuristic does not choose
+  packing yet: its buffers are allocated on every call, and the page faults cost more than
+  packing saves (measured at 2048: 0.82x OpenBLAS packed, 0.87x not; 0.98x packed with the
+  buffers kept mapped). It waits for workspace buffers. `tile_sizes` are the cache
   blocks (Mc, Nc, Kc), walked in the loop order `interchange` (n, k, m: GotoBLAS's jc, pc, ic);
   `register_tile` (mr, nr, 1) is the micro-kernel, mr x nr/lanes accumulators in vector
   registers; `vector_size` is the lanes of one f32 vector.
 - `strategy = "elementwise"`: an f32 elementwise chain, vectorized along the innermost dim in
   `vector_size`-wide steps.
-- `strategy = "rows"`: softmax and the norms, one fused loop over rows (each row's reductions
-  and normalization together).
+- `strategy = "rows"`: softmax and the norms whose rows fit in two vectors, one fused loop
+  over rows, each row's reductions and normalization vectorized together. (Longer rows stay
+  plain loops: row fusion then recomputes producers and runs slower.)
 - `strategy = "loops"`: anything else, lowered to plain loops.
 
 Tile sizes divide the dims they tile, so every tile is static and vectorizes without masks.
@@ -54,7 +58,6 @@ def _is_f32_tensor(value: ir.Value) -> bool:
     return isinstance(t, ir.RankedTensorType) and str(t.element_type) == "f32"
 
 
-_PACK_DEPTH = 4  # k steps per packed micro-panel entry
 _MAX_VECTOR_ROW = 2  # rows up to this many vectors are vectorized whole (longer: slower)
 
 
@@ -84,14 +87,6 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
         "register_tile": [mr, nr, 1],
         "vector_size": desc.vector_lanes_f32,
     }
-    # When B outgrows L2, its rows (a power-of-two stride apart) fight over L1 sets and pages:
-    # pack A and B into contiguous micro-panels, k-major in steps of `pack`.
-    kr = _PACK_DEPTH
-    if 4 * k * n > desc.l2_bytes and nr % desc.vector_lanes_f32 == 0 and k % kr == 0:
-        # Packed panels are contiguous, so deeper k blocks and shallow m blocks pay off.
-        config["pack"] = kr
-        kc = largest_divisor(k, 256, kr)
-        config["tile_sizes"] = [largest_divisor(m, 64, mr) or mr, nc, kc]
     return config
 
 
@@ -145,10 +140,13 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         return _elementwise_config(desc, shape) or loops
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
         shape = ir.RankedTensorType(root.results[0].type).shape
-        config = {"strategy": "rows", "tile_sizes": [1] * (len(shape) - 1) + [0]}
-        if shape and shape[-1] <= _MAX_VECTOR_ROW * desc.vector_lanes_f32:
-            config["vector_size"] = desc.vector_lanes_f32  # a row is vectorized whole
-        return config
+        if not shape or shape[-1] > _MAX_VECTOR_ROW * desc.vector_lanes_f32:
+            return loops
+        return {
+            "strategy": "rows",
+            "tile_sizes": [1] * (len(shape) - 1) + [0],
+            "vector_size": desc.vector_lanes_f32,  # a row is vectorized whole
+        }
     return loops
 
 

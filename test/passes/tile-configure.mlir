@@ -67,13 +67,3 @@ func.func @conv(%x: tensor<2x3x16x16xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<2
   %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x16x16xf32>, tensor<16x3x3x3xf32>) -> tensor<2x16x16x16xf32>
   return %0 : tensor<2x16x16x16xf32>
 }
-
-// -----
-
-// When B outgrows L2 (4 MiB of it here), A and B are packed into micro-panels 4 deep in k.
-// V4-LABEL: func.func private @big_kernel_0
-// V4-SAME: pack = 4 : i64
-func.func @big(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
-  %0 = "graph.matmul"(%a, %b) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-  return %0 : tensor<1024x1024xf32>
-}
