@@ -46,6 +46,15 @@ def best_time(fn, *args, budget: float = 1.0, at_least: int = 3) -> float:
     return min(times)
 
 
+def _aligned(array):
+    """The same values in 64-byte-aligned memory (what strata allocates for its results)."""
+    from strata.runtime.abi import empty_aligned
+
+    copy = empty_aligned(array.shape, array.dtype)
+    copy[...] = array
+    return copy
+
+
 def compile_graph(text: str):
     import strata
 
@@ -73,10 +82,10 @@ def matmul_rows(sizes, torch):
             f"  return %0 : {t([n, n])}\n}}"
         )
         rng = np.random.default_rng(0)
-        a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+        a, b = (_aligned(rng.standard_normal((n, n), dtype=np.float32)) for _ in range(2))
         fn, compile_s = compile_graph(text)
         np.testing.assert_allclose(fn(a, b), a @ b, rtol=2e-3, atol=2e-3)
-        out = np.empty((n, n), np.float32)
+        out = _aligned(np.empty((n, n), np.float32))
         flops = 2 * n**3 / 1e9
         peers = {"numpy": flops / best_time(np.matmul, a, b, out)}
         if torch is not None:
@@ -99,11 +108,11 @@ def elementwise_rows(count, torch):
         f'  %2 = "graph.relu"(%1) : ({t([count])}) -> {t([count])}\n'
         f"  return %2 : {t([count])}\n}}"
     )
-    x = np.random.default_rng(0).standard_normal(count, dtype=np.float32)
+    x = _aligned(np.random.default_rng(0).standard_normal(count, dtype=np.float32))
     fn, compile_s = compile_graph(text)
     np.testing.assert_allclose(fn(x), np.maximum(x * 1.5 - 0.25, 0), rtol=1e-6)
     gigabytes = 2 * 4 * count / 1e9  # read x, write y
-    y = np.empty_like(x)
+    y = _aligned(np.empty_like(x))
     peers = {
         "numpy op by op": gigabytes / best_time(lambda: np.maximum(x * 1.5 - 0.25, 0)),
         "numpy copy": gigabytes / best_time(np.copyto, y, x),
