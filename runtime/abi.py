@@ -118,11 +118,16 @@ def prepare_inputs(signature: Signature, args: tuple) -> list[np.ndarray]:
 ALIGNMENT = 64  # bytes: a cache line, and one AVX-512 vector
 
 
+_ALIGN_FROM_BYTES = 1 << 16  # below this, aligning costs more than it saves
+
+
 def empty_aligned(shape, dtype) -> np.ndarray:
-    """np.empty whose data starts on a 64-byte boundary (numpy only promises 16): vector loads
-    and stores that straddle cache lines are slower."""
+    """np.empty whose data starts on a 64-byte boundary (numpy only promises 16) when it is
+    large enough to matter: vector loads and stores that straddle cache lines are slower."""
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64))
+    if count * dtype.itemsize < _ALIGN_FROM_BYTES:
+        return np.empty(shape, dtype)
     raw = np.empty(count * dtype.itemsize + ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % ALIGNMENT
     return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
