@@ -278,7 +278,7 @@ def _convert_node(importer: Importer, node: onnx.NodeProto, loc: ir.Location) ->
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     try:
         with loc:
-            outputs = _fold(importer, node, inputs)
+            outputs = _fold(importer, node, inputs, attrs)
             if outputs is None:
                 convert = CONVERTERS.get(node.op_type)
                 if convert is None:
@@ -306,11 +306,10 @@ def _constant_of_shape(node, attrs, shape):
     return [np.broadcast_to(np.asarray(fill), tuple(int(d) for d in shape))]
 
 
-def _fold(importer: Importer, node: onnx.NodeProto, inputs: list) -> list | None:
+def _fold(importer: Importer, node: onnx.NodeProto, inputs: list, attrs: dict) -> list | None:
     """Evaluates `node` at import time when every input is known; None when it cannot."""
     if any(isinstance(x, ir.Value) for x in inputs):
         return None
-    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     if node.op_type == "Constant":
         return CONVERTERS["Constant"](importer, node, inputs, attrs)
     if node.op_type == "ConstantOfShape":

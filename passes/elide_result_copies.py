@@ -11,17 +11,14 @@ from __future__ import annotations
 
 from mlir import ir
 
+from .ir_query import defining_op, find_ops, user_op
 from .registry import register_pass
-
-
-def _owner(value: ir.Value):
-    return getattr(value.owner, "operation", value.owner)
 
 
 def _elide(copy: ir.Operation) -> bool:
     source, target = copy.operands
-    alloc = _owner(source)
-    if not isinstance(alloc, ir.Operation) or alloc.name != "memref.alloc":
+    alloc = defining_op(source)
+    if alloc is None or alloc.name != "memref.alloc":
         return False
     if not isinstance(target.owner, ir.Block) or alloc.block != copy.block:
         return False
@@ -29,7 +26,7 @@ def _elide(copy: ir.Operation) -> bool:
         return False
     # Every other use of the buffer must be an op of this block that runs before the copy.
     for use in source.uses:
-        user = getattr(use.owner, "operation", use.owner)
+        user = user_op(use)
         if user == copy:
             continue
         if user.block != copy.block or not user.is_before_in_block(copy):
@@ -42,13 +39,5 @@ def _elide(copy: ir.Operation) -> bool:
 
 @register_pass("elide-result-copies", "Write results into out-parameters instead of copying")
 def elide_result_copies(module: ir.Operation) -> None:
-    copies = []
-
-    def visit(op):
-        if op.operation.name == "memref.copy":
-            copies.append(op.operation)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for copy in copies:
+    for copy in find_ops(module, lambda op: op.name == "memref.copy"):
         _elide(copy)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
+from .ir_query import defining_op, user_op
 from .registry import register_pass
 
 ELEMENTWISE = {
@@ -53,7 +54,7 @@ def _mnemonic(op: ir.Operation) -> str | None:
 
 def _single_use(value: ir.Value) -> ir.Operation | None:
     uses = list(value.uses)
-    return getattr(uses[0].owner, "operation", uses[0].owner) if len(uses) == 1 else None
+    return user_op(uses[0]) if len(uses) == 1 else None
 
 
 class _Group:
@@ -95,10 +96,9 @@ def _groups(block: ir.Block) -> list[_Group]:
 def _fusable_producer(op: ir.Operation, group_of: dict) -> _Group | None:
     """The group whose only result `op` consumes as its only use, if any."""
     for operand in op.operands:
-        owner = operand.owner
-        if not isinstance(owner, ir.Operation) and not isinstance(owner, ir.OpView):
+        owner = defining_op(operand)
+        if owner is None:
             continue
-        owner = getattr(owner, "operation", owner)
         group = group_of.get(owner)
         if group is None or group.last != owner:
             continue
@@ -114,11 +114,10 @@ def _outline(group: _Group, caller: ir.Operation, index: int) -> None:
     constants: list[ir.Operation] = []
     for op in group.ops:
         for operand in op.operands:
-            owner = operand.owner
-            owner = getattr(owner, "operation", owner)
-            if isinstance(owner, ir.Operation) and owner in inside:
+            owner = defining_op(operand)
+            if owner is not None and owner in inside:
                 continue
-            if isinstance(owner, ir.Operation) and owner.name == "graph.constant":
+            if owner is not None and owner.name == "graph.constant":
                 if owner not in constants:
                     constants.append(owner)
                 continue

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from .ir_query import find_ops
+
 
 class PassFailure(Exception):
     """A Python pass failed; it has already emitted diagnostics at the offending ops."""
@@ -49,14 +51,7 @@ def reject(
     pass_name: str,
 ) -> None:
     """Emits `message(op)` at every op for which `predicate` holds; fails the pass if any."""
-    found = []
-
-    def visit(op):
-        if predicate(op.operation):
-            found.append(op.operation)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    found = find_ops(module, predicate)
     for op in found:
         op.location.emit_error(message(op))
     if found:

@@ -25,6 +25,7 @@ from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
 from . import linalg_builders as lb
+from .ir_query import defining_op, find_ops
 from .registry import PassFailure, register_pass
 from .tile_configure import kernels, largest_divisor, read_config
 
@@ -172,14 +173,14 @@ _CONV = "linalg.conv_2d_nchw_fchw"
 
 
 def _zero_filled(value: ir.Value) -> bool:
-    owner = getattr(value.owner, "operation", value.owner)
-    if not isinstance(owner, ir.Operation) or owner.name != "linalg.fill":
+    fill = defining_op(value)
+    if fill is None or fill.name != "linalg.fill":
         return False
-    fill = getattr(owner.operands[0].owner, "operation", owner.operands[0].owner)
+    constant = defining_op(fill.operands[0])
     return (
-        isinstance(fill, ir.Operation)
-        and fill.name == "arith.constant"
-        and ir.FloatAttr(fill.attributes["value"]).value == 0.0
+        constant is not None
+        and constant.name == "arith.constant"
+        and ir.FloatAttr(constant.attributes["value"]).value == 0.0
     )
 
 
@@ -269,12 +270,8 @@ def _apply(module: ir.Operation, lines: list[str], what: str) -> None:
 
 
 def _drop_op_ids(module: ir.Operation) -> None:
-    def visit(op):
-        if _OP_ATTR in op.attributes:
-            del op.attributes[_OP_ATTR]
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for op in find_ops(module, lambda op: _OP_ATTR in op.attributes):
+        del op.attributes[_OP_ATTR]
 
 
 @register_pass(
@@ -332,15 +329,7 @@ _LOWER_VECTORS = """
 
 @register_pass("tile-vectorize", "Vectorize the ops tile-lower marked and lower the vectors")
 def tile_vectorize(module: ir.Operation) -> None:
-    found = []
-
-    def visit(op):
-        if VECTORIZE_ATTR in op.attributes:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    if not found:
+    if not find_ops(module, lambda op: VECTORIZE_ATTR in op.attributes):
         return
     _apply(module, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines(), "tile-vectorize")
     with module.context:

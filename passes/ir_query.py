@@ -1,0 +1,32 @@
+"""Small questions the passes ask of the IR."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mlir import ir
+
+
+def find_ops(root: ir.Operation, predicate: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+    """Every op nested in `root` (root included) for which `predicate` holds, in pre-order."""
+    found = []
+
+    def visit(op):
+        if predicate(op.operation):
+            found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The op that produces `value`; None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return getattr(owner, "operation", owner)
+
+
+def user_op(use: ir.OpOperand) -> ir.Operation:
+    return getattr(use.owner, "operation", use.owner)
