@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import json
 import os
@@ -17,6 +18,7 @@ from mlir.execution_engine import ExecutionEngine
 from . import pipelines, source
 from .diagnostics import CompileError, SourcePos, collecting_errors, source_pos
 from .dialects import target as targets
+from .passes.workspace_buffers import WORKSPACE_ATTR
 from .runtime.abi import DTYPES, Function, Signature, TensorSpec, packed_invoker
 from .runtime.native import SIGNATURES_SYMBOL
 
@@ -77,6 +79,16 @@ def _spec(t: ir.Type) -> TensorSpec:
     return TensorSpec(tuple(t.shape), element)
 
 
+def with_workspaces(module: ir.Module, sigs: list[Signature]) -> list[Signature]:
+    """The signatures with the workspace sizes that lowering chose (--workspace-buffers)."""
+    sizes = {}
+    for op in module.body.operations:
+        if WORKSPACE_ATTR in op.attributes and "sym_name" in op.attributes:
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            sizes[name] = ir.IntegerAttr(op.attributes[WORKSPACE_ATTR]).value
+    return [dataclasses.replace(s, workspace=sizes.get(s.name, 0)) for s in sigs]
+
+
 def resolve_target(target: str | targets.TargetDesc) -> targets.TargetDesc:
     if isinstance(target, targets.TargetDesc):
         return target
@@ -107,10 +119,9 @@ def jit(module: ir.Module, sigs: list[Signature]) -> dict[str, Function]:
             module, opt_level=3, shared_libs=[str(_RUNTIME_LIBS / "libmlir_c_runner_utils.so")]
         )
     functions = {}
-    for sig in sigs:
+    for sig in with_workspaces(module, sigs):
         address = engine.raw_lookup(f"_mlir_ciface_{sig.name}")
-        count = len(sig.inputs) + len(sig.results)
-        functions[sig.name] = Function(sig, packed_invoker(address, count), engine)
+        functions[sig.name] = Function(sig, packed_invoker(address, sig.arity), engine)
     return functions
 
 
@@ -224,7 +235,7 @@ def emit(module: ir.Module, kind: str, target: str = "cpu", **run_options) -> by
     sigs = signatures(module)
     lower(module, desc, **run_options)
     if kind == "so":
-        embed_signatures(module, sigs)
+        embed_signatures(module, with_workspaces(module, sigs))
     if kind == "mlir":
         return str(module).encode()
     ir_text = translate_to_llvm_ir(module)

@@ -91,4 +91,5 @@ def _load_all() -> None:
         math_approximate,
         tile_configure,
         tile_lower,
+        workspace_buffers,
     )

@@ -115,10 +115,9 @@ class _Script:
         mr, nr, _ = config["register_tile"]
         kr = config["pack"]
         mc, nc, kc = config["tile_sizes"]
-        any_op, generic, pack = (
-            "!transform.any_op",
-            '!transform.op<"linalg.generic">',
-            ('!transform.op<"linalg.pack">'),
+        any_op = "!transform.any_op"
+        generic, pack, unpack = (
+            f'!transform.op<"linalg.{name}">' for name in ("generic", "pack", "unpack")
         )
         self.lines += [
             f"    %pk{n} = transform.structured.pack_greedily {handle} matmul_packed_sizes = "
@@ -131,9 +130,12 @@ class _Script:
             f"    %gb{n}, %pb{n}t, %ub{n} = transform.structured.pack_transpose %pb{n} "
             f"with_compute_op(%ga{n}) outer_perm = [1, 0] inner_perm = [1, 0] : "
             f"({pack}, {generic}) -> ({generic}, {pack}, {any_op})",
-            f"    %pc{n} = transform.get_producer_of_operand %gb{n}[2] : ({generic}) -> {any_op}",
-            f"    %uc{n} = transform.get_consumers_of_result %gb{n}[0] : ({generic}) -> {any_op}",
-            f"    %tb{n}, %lb{n}:3 = transform.structured.tile_using_for %gb{n} tile_sizes "
+            # C tiles of consecutive micro-kernels (m inner) adjacent: [N/nr][M/mr][mr][nr].
+            f"    %uc{n}u = transform.get_consumers_of_result %gb{n}[0] : ({generic}) -> {unpack}",
+            f"    %gc{n}, %pc{n}, %uc{n} = transform.structured.pack_transpose %uc{n}u "
+            f"with_compute_op(%gb{n}) outer_perm = [1, 0] : ({unpack}, {generic}) -> "
+            f"({generic}, {pack}, {any_op})",
+            f"    %tb{n}, %lb{n}:3 = transform.structured.tile_using_for %gc{n} tile_sizes "
             f"[{mc // mr}, {nc // nr}, {kc // kr}] interchange = [1, 2, 0] : ({generic}) -> "
             f"({any_op}, {any_op}, {any_op}, {any_op})",
             f"    %tm{n}, %lm{n}:3 = transform.structured.tile_using_for %tb{n} tile_sizes "
@@ -150,10 +152,10 @@ class _Script:
             f"({any_op}) -> {any_op}",
         ]
         self.vectorize_later(f"%mk{n}")
-        for name in (f"%pa{n}t", f"%pb{n}t"):
-            self.lines.append(f"    {name}a = transform.cast {name} : {pack} to {any_op}")
         # linalg.pack and linalg.unpack do not bufferize: they become vector transfers now.
-        for name, sizes in ((f"%pa{n}ta", [1, 1]), (f"%pb{n}ta", [1, 1]), (f"%pc{n}", [1, 1])):
+        for name in (f"%pa{n}t", f"%pb{n}t", f"%pc{n}"):
+            self.lines.append(f"    {name}a = transform.cast {name} : {pack} to {any_op}")
+        for name, sizes in ((f"%pa{n}ta", [1, 1]), (f"%pb{n}ta", [1, 1]), (f"%pc{n}a", [1, 1])):
             self.vectorize_now(self.tile(name, sizes))
         self.vectorize_now(self.tile(f"%uc{n}", [mr, nr]))
 

@@ -16,6 +16,7 @@ from ..passes.graph_verify import graph_verify
 from ..passes.math_approximate import math_approximate
 from ..passes.tile_configure import tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
+from ..passes.workspace_buffers import workspace_buffers
 from . import Pipeline, Stage
 
 BUFFERIZE = (
@@ -65,8 +66,9 @@ def pipeline() -> Pipeline:
             Stage("tile-lower", tile_lower, "tile the rest of each kernel as configured"),
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("elide-result-copies", elide_result_copies, "results into out-parameters"),
-            Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("tile-vectorize", tile_vectorize, "vectorize the tiled ops"),
+            Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
+            Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),
             Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),

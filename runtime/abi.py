@@ -1,8 +1,11 @@
 """The calling convention of compiled functions, shared by the JIT and shared libraries.
 
-A compiled function `f(inputs) -> results` is called as `_mlir_ciface_f(in..., out...)` where
-every argument is a pointer to a memref descriptor `{allocated, aligned, offset, sizes[r],
-strides[r]}`; the caller allocates the results. This module needs only numpy and ctypes.
+A compiled function `f(inputs) -> results` is called as `_mlir_ciface_f(in..., out...[, ws])`
+where every argument is a pointer to a memref descriptor `{allocated, aligned, offset, sizes[r],
+strides[r]}`; the caller allocates the results. A function whose signature has `workspace > 0`
+takes one more argument, a 1-D i8 buffer of that many bytes, 64-byte aligned, for its
+temporaries: the caller keeps it between calls (one per thread) so that they are not allocated
+on every call. This module needs only numpy and ctypes.
 """
 
 from __future__ import annotations
@@ -50,6 +53,12 @@ class Signature:
     name: str
     inputs: tuple[TensorSpec, ...]
     results: tuple[TensorSpec, ...]
+    workspace: int = 0  # bytes of scratch memory the function takes after its results
+
+    @property
+    def arity(self) -> int:
+        """Descriptors passed to the C entry point."""
+        return len(self.inputs) + len(self.results) + (1 if self.workspace else 0)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -61,6 +70,7 @@ class Signature:
             data["name"],
             tuple(TensorSpec(tuple(t["shape"]), t["element"]) for t in data["inputs"]),
             tuple(TensorSpec(tuple(t["shape"]), t["element"]) for t in data["results"]),
+            data.get("workspace", 0),
         )
 
 
@@ -121,12 +131,12 @@ ALIGNMENT = 64  # bytes: a cache line, and one AVX-512 vector
 _ALIGN_FROM_BYTES = 1 << 16  # below this, aligning costs more than it saves
 
 
-def empty_aligned(shape, dtype) -> np.ndarray:
+def empty_aligned(shape, dtype, always: bool = False) -> np.ndarray:
     """np.empty whose data starts on a 64-byte boundary (numpy only promises 16) when it is
-    large enough to matter: vector loads and stores that straddle cache lines are slower."""
+    large enough to matter (or `always`): vector accesses that straddle cache lines are slower."""
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64))
-    if count * dtype.itemsize < _ALIGN_FROM_BYTES:
+    if not always and count * dtype.itemsize < _ALIGN_FROM_BYTES:
         return np.empty(shape, dtype)
     raw = np.empty(count * dtype.itemsize + ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % ALIGNMENT
@@ -135,12 +145,18 @@ def empty_aligned(shape, dtype) -> np.ndarray:
 
 class _Frame:
     """The descriptors of one call: shapes and strides are fixed by the signature, so only the
-    data pointers change between calls. One frame per thread (calls release the GIL)."""
+    data pointers change between calls. One frame per thread (calls release the GIL), which
+    also owns that thread's workspace."""
 
     def __init__(self, signature: Signature, invoker):
         specs = [*signature.inputs, *signature.results]
         self.descriptors = [describe(np.empty(spec.shape, spec.dtype)) for spec in specs]
-        self.call = invoker([ctypes.addressof(d) for d in self.descriptors])
+        addresses = [ctypes.addressof(d) for d in self.descriptors]
+        if signature.workspace:
+            self.workspace = empty_aligned(signature.workspace, np.uint8, always=True)
+            self.workspace_descriptor = describe(self.workspace)
+            addresses.append(ctypes.addressof(self.workspace_descriptor))
+        self.call = invoker(addresses)
 
     def run(self, arrays: list[np.ndarray]) -> None:
         for desc, array in zip(self.descriptors, arrays, strict=True):

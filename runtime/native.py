@@ -34,8 +34,7 @@ class Library:
         self.functions = {}
         for sig in signatures:
             address = ctypes.cast(getattr(self._lib, f"_mlir_ciface_{sig.name}"), ctypes.c_void_p)
-            count = len(sig.inputs) + len(sig.results)
-            self.functions[sig.name] = Function(sig, direct_invoker(address.value, count), self)
+            self.functions[sig.name] = Function(sig, direct_invoker(address.value, sig.arity), self)
 
     def __getitem__(self, name: str) -> Function:
         return self.functions[name]

@@ -4,17 +4,29 @@
 
 // The micro-kernel uses half the vector registers as accumulators, two vectors per row:
 // 8 x 32 with AVX-512 (16 zmm), 4 x 16 with AVX2 (8 ymm), 8 x 8 with NEON (16 q).
-// Cache blocks divide the dims and follow the caches (Kc x nr of B in L1, Mc x Kc of A in
-// L2); the block loops run n, k, m.
+// Cache blocks divide the dims and follow the caches (Kc x nr of B in half of L1, Mc x Kc of
+// A in a sixteenth of L2); the block loops run n, k, m. B fits in L2: no packing.
 // V4-LABEL: func.func private @matmul_kernel_0
-// V4-SAME: tile.config = {interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 256, 256, 128>, vector_size = 16 : i64}
+// V4-SAME: tile.config = {interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 256, 128>, vector_size = 16 : i64}
 // V3-LABEL: func.func private @matmul_kernel_0
-// V3-SAME: register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 256, 256, 256>, vector_size = 8 : i64
+// V3-SAME: register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 256, 256>, vector_size = 8 : i64
 // ARM-LABEL: func.func private @matmul_kernel_0
-// ARM-SAME: register_tile = array<i64: 8, 8, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 256, 512>, vector_size = 4 : i64
+// ARM-SAME: register_tile = array<i64: 8, 8, 1>, strategy = "matmul", tile_sizes = array<i64: 32, 256, 512>, vector_size = 4 : i64
 func.func @matmul(%a: tensor<256x512xf32>, %b: tensor<512x256xf32>) -> tensor<256x256xf32> {
   %0 = "graph.matmul"(%a, %b) : (tensor<256x512xf32>, tensor<512x256xf32>) -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// A B larger than L2 is packed into micro-panels, four k steps per panel row.
+// V4-LABEL: func.func private @large_kernel_0
+// V4-SAME: pack = 4 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 256, 128>
+// V3-LABEL: func.func private @large_kernel_0
+// V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>
+func.func @large(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
 }
 
 // -----

@@ -1,5 +1,7 @@
 """strata.compile: numpy in, numpy out, clear errors."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import strata
@@ -89,3 +91,45 @@ def test_shared_library_runs_without_the_compiler(tmp_path):
     total, sums = function(a, np.ones(3, np.float32))
     np.testing.assert_array_equal(total, a + 1)
     np.testing.assert_array_equal(sums, [9.0, 9.0])
+
+
+PACKED = """
+func.func @main(%a: tensor<64x256xf32>, %b: tensor<256x256xf32>) -> tensor<64x256xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %1 = "graph.relu"(%0) : (tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %1 : tensor<64x256xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("artifact", ["jit", "so"])
+def test_workspace_is_per_thread(artifact, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from strata import compiler, source
+    from strata.dialects import target
+    from strata.runtime import load
+
+    # B (256 KiB) is larger than this L2: A and B are packed into the workspace.
+    small_l2 = dataclasses.replace(target.host_cpu(), l2_bytes=1 << 16)
+    if artifact == "jit":
+        function = strata.compile(PACKED, target=small_l2)
+    else:
+        path = tmp_path / "packed.so"
+        module = source.parse(PACKED, source.make_context())
+        path.write_bytes(compiler.emit(module, "so", target=small_l2))
+        function = load(path)["main"]
+    assert function.signature.workspace >= (64 + 256) * 256 * 4  # packed A and B
+    rng = np.random.default_rng(0)
+    cases = [
+        (rng.standard_normal((64, 256), np.float32), rng.standard_normal((256, 256), np.float32))
+        for _ in range(4)
+    ]
+
+    def check(case):
+        a, b = case
+        for _ in range(20):
+            np.testing.assert_allclose(function(a, b), np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(check, cases))
