@@ -253,14 +253,15 @@ def emit(module: ir.Module, kind: str, target: str = "cpu", **run_options) -> by
 
 
 def link_shared(obj: bytes) -> bytes:
-    """Links an object into a shared library with the system C compiler (libm for math)."""
+    """Links an object into a shared library with the system C compiler (libm for math,
+    POSIX threads for parallel kernels)."""
     linker = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not linker:
         raise CompileError("no C compiler found to link the shared library (set CC)")
     with tempfile.TemporaryDirectory() as tmp:
         obj_path, so_path = Path(tmp, "module.o"), Path(tmp, "module.so")
         obj_path.write_bytes(obj)
-        command = [linker, "-shared", "-o", str(so_path), str(obj_path), "-lm"]
+        command = [linker, "-shared", "-pthread", "-o", str(so_path), str(obj_path), "-lm"]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             raise CompileError(f"linking failed: {' '.join(command)}\n{done.stderr.strip()}")

@@ -94,7 +94,21 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     # 2048). The packed buffers live in the workspace, so packing costs no allocation.
     if 4 * k * n > desc.l2_bytes and m % mr == 0 and n % nr == 0 and kc % _PACK_K == 0:
         config["pack"] = _PACK_K
+    threads = _threads(desc, m, n, k, mc)
+    if threads > 1:
+        config["threads"] = threads
     return config
+
+
+_FLOPS_PER_THREAD = 1 << 24  # below this, starting a thread costs more than it saves
+
+
+def _threads(desc, m: int, n: int, k: int, mc: int) -> int:
+    """Threads that split M, each getting whole Mc blocks and enough work."""
+    threads = min(desc.cores, (2 * m * n * k) // _FLOPS_PER_THREAD)
+    while threads > 1 and m % (threads * mc):
+        threads -= 1
+    return max(threads, 1)
 
 
 def _conv_config(desc, conv: ir.Operation) -> dict | None:

@@ -93,6 +93,21 @@ class _Script:
         )
         return f"%t{self.count}"
 
+    def split_rows(
+        self, handle: str, threads: int, kind: str = "!transform.any_op", rank: int = 3
+    ) -> str:
+        """Splits the op's first loop into `threads` chunks run in parallel (an scf.forall)."""
+        if threads <= 1:
+            return handle
+        self.count += 1
+        name = f"%s{self.count}"
+        counts = [threads] + [0] * (rank - 1)
+        self.lines.append(
+            f"    {name}, {name}f = transform.structured.tile_using_forall {handle} "
+            f"num_threads {counts} : ({kind}) -> (!transform.any_op, !transform.any_op)"
+        )
+        return name
+
     def vectorize_later(self, handle: str) -> None:
         self.lines.append(f'    transform.annotate {handle} "{VECTORIZE_ATTR}" : !transform.any_op')
 
@@ -135,8 +150,12 @@ class _Script:
             f"    %gc{n}, %pc{n}, %uc{n} = transform.structured.pack_transpose %uc{n}u "
             f"with_compute_op(%gb{n}) outer_perm = [1, 0] : ({unpack}, {generic}) -> "
             f"({generic}, {pack}, {any_op})",
-            f"    %tb{n}, %lb{n}:3 = transform.structured.tile_using_for %gc{n} tile_sizes "
-            f"[{mc // mr}, {nc // nr}, {kc // kr}] interchange = [1, 2, 0] : ({generic}) -> "
+        ]
+        rows = self.split_rows(f"%gc{n}", config.get("threads", 1), generic)
+        rows_kind = generic if rows == f"%gc{n}" else any_op
+        self.lines += [
+            f"    %tb{n}, %lb{n}:3 = transform.structured.tile_using_for {rows} tile_sizes "
+            f"[{mc // mr}, {nc // nr}, {kc // kr}] interchange = [1, 2, 0] : ({rows_kind}) -> "
             f"({any_op}, {any_op}, {any_op}, {any_op})",
             f"    %tm{n}, %lm{n}:3 = transform.structured.tile_using_for %tb{n} tile_sizes "
             f"[1, 1, 1] interchange = [1, 0, 2] : ({any_op}) -> ({any_op}, {any_op}, {any_op}, "
@@ -155,9 +174,11 @@ class _Script:
         # linalg.pack and linalg.unpack do not bufferize: they become vector transfers now.
         for name in (f"%pa{n}t", f"%pb{n}t", f"%pc{n}"):
             self.lines.append(f"    {name}a = transform.cast {name} : {pack} to {any_op}")
-        for name, sizes in ((f"%pa{n}ta", [1, 1]), (f"%pb{n}ta", [1, 1]), (f"%pc{n}a", [1, 1])):
-            self.vectorize_now(self.tile(name, sizes))
-        self.vectorize_now(self.tile(f"%uc{n}", [mr, nr]))
+        # Packing is a copy: split over the threads too, its outer dim into one chunk each.
+        threads = config.get("threads", 1)
+        for name in (f"%pa{n}ta", f"%pb{n}ta", f"%pc{n}a"):
+            self.vectorize_now(self.tile(self.split_rows(name, threads, rank=2), [1, 1]))
+        self.vectorize_now(self.tile(self.split_rows(f"%uc{n}", threads, rank=2), [mr, nr]))
 
     def vectorize_now(self, handle: str) -> None:
         self.lines.append(f"    transform.structured.vectorize {handle} : !transform.any_op")
@@ -237,7 +258,8 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
             if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
                 script.packed_matmul(script.match(op), config)
             elif strategy == "matmul" and op.name == "linalg.matmul":
-                blocks = script.tile(script.match(op), config["tile_sizes"], config["interchange"])
+                handle = script.split_rows(script.match(op), config.get("threads", 1))
+                blocks = script.tile(handle, config["tile_sizes"], config["interchange"])
                 micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
                 script.vectorize_later(micro)
         return

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from . import linalg_builders as lb
 from .ir_query import find_ops, user_op
 from .registry import register_pass
 
@@ -221,13 +222,8 @@ def _add_workspace_argument(fn: ir.Operation, size: int) -> ir.Value:
 
 
 def _view(workspace: ir.Value, offset: int, memref: ir.MemRefType, loc) -> ir.Value:
-    index = ir.IndexType.get()
     with loc:
-        start = ir.Operation.create(
-            "arith.constant",
-            results=[index],
-            attributes={"value": ir.IntegerAttr.get(index, offset)},
-        ).result
+        start = lb.scalar(ir.IndexType.get(), offset)
         return ir.Operation.create(
             "memref.view", results=[memref], operands=[workspace, start]
         ).result

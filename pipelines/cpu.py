@@ -13,7 +13,9 @@ from ..passes.elide_result_copies import elide_result_copies
 from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
+from ..passes.lower_fork_join import lower_fork_join
 from ..passes.math_approximate import math_approximate
+from ..passes.outline_parallel import outline_parallel
 from ..passes.tile_configure import tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
 from ..passes.workspace_buffers import workspace_buffers
@@ -29,8 +31,9 @@ BUFFERIZE = (
 )
 
 LOWER_LOOPS = (
-    "convert-linalg-to-loops, convert-vector-to-scf{full-unroll=true}, convert-math-to-libm,"
-    "expand-strided-metadata, lower-affine, convert-scf-to-cf, canonicalize, cse"
+    "scf-forall-to-for, convert-linalg-to-loops, convert-vector-to-scf{full-unroll=true},"
+    "convert-math-to-libm, expand-strided-metadata, lower-affine, convert-scf-to-cf,"
+    "canonicalize, cse"
 )
 
 TO_LLVM = (
@@ -70,9 +73,11 @@ def pipeline() -> Pipeline:
             Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
+            Stage("outline-parallel", outline_parallel, "parallel loops to forked tasks"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),
             Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),
             Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),
             Stage("to-llvm", TO_LLVM, "everything to the LLVM dialect"),
+            Stage("lower-fork-join", lower_fork_join, "forks on POSIX threads"),
         ],
     )

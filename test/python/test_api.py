@@ -133,3 +133,33 @@ def test_workspace_is_per_thread(artifact, tmp_path):
 
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(check, cases))
+
+
+MATMUL_256 = """
+func.func @main(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("artifact", ["jit", "so"])
+def test_kernels_split_over_the_targets_cores(artifact, tmp_path):
+    from strata import compiler, source
+    from strata.dialects import target
+    from strata.runtime import load
+
+    four_cores = dataclasses.replace(target.host_cpu(), cores=4)
+    llvm_ir = compiler.emit(source.parse(MATMUL_256, source.make_context()), "llvm", four_cores)
+    assert b"@pthread_create" in llvm_ir and b"__strata_fork_main_kernel_0_task_0" in llvm_ir
+    if artifact == "jit":
+        function = strata.compile(MATMUL_256, target=four_cores)
+    else:
+        path = tmp_path / "matmul.so"
+        module = source.parse(MATMUL_256, source.make_context())
+        path.write_bytes(compiler.emit(module, "so", target=four_cores))
+        function = load(path)["main"]
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((256, 256), np.float32) for _ in range(2))
+    for _ in range(5):
+        np.testing.assert_allclose(function(a, b), a @ b, rtol=1e-4, atol=1e-3)

@@ -1,0 +1,27 @@
+// RUN: strata-opt %s --lower-fork-join | FileCheck %s
+
+// The fork stores its captures in a stack struct and hands a thunk over it to the module's
+// parallel-for, which starts POSIX threads for all ranges but the first and joins them.
+// CHECK-LABEL: llvm.func internal @__strata_parallel_for(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64)
+// CHECK: llvm.call @pthread_create
+// CHECK: llvm.call @pthread_join
+// CHECK-LABEL: llvm.func internal @__strata_thunk_task(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64)
+// CHECK: %[[S:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.struct<(ptr, f32)>
+// CHECK: %[[P:.*]] = llvm.extractvalue %[[S]][0]
+// CHECK: %[[X:.*]] = llvm.extractvalue %[[S]][1]
+// CHECK: llvm.call @task(%[[BEGIN]], %[[END]], %[[P]], %[[X]]) : (i64, i64, !llvm.ptr, f32) -> ()
+// CHECK-LABEL: llvm.func internal @__strata_fork_task(
+// CHECK-SAME: %[[N:.*]]: i64, %{{.*}}: !llvm.ptr, %{{.*}}: f32)
+// CHECK: %[[CAPTURES:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, f32)>
+// CHECK: %[[THUNK:.*]] = llvm.mlir.addressof @__strata_thunk_task
+// CHECK: llvm.call @__strata_parallel_for(%[[THUNK]], %[[CAPTURES]], %[[N]])
+llvm.func @__strata_fork_task(i64, !llvm.ptr, f32)
+llvm.func @task(%begin: i64, %end: i64, %p: !llvm.ptr, %x: f32) {
+  llvm.return
+}
+llvm.func @main(%p: !llvm.ptr, %x: f32) {
+  %n = llvm.mlir.constant(4 : i64) : i64
+  llvm.call @__strata_fork_task(%n, %p, %x) : (i64, !llvm.ptr, f32) -> ()
+  llvm.return
+}
