@@ -69,19 +69,29 @@ def register_tile(desc: targets.TargetDesc) -> tuple[int, int]:
     return max(1, accumulators // vectors_per_row), vectors_per_row * lanes
 
 
+def tile_size(n: int, limit: int, multiple_of: int = 1) -> int:
+    """A tile for a dim of n: n itself when it is within `limit`; else a divisor of n (no
+    remainder) when one of at least half the limit exists; else `limit` rounded down to
+    `multiple_of`, and tile-lower peels the remainder into a loop of its own."""
+    if n <= limit:
+        return n
+    divisor = largest_divisor(n, limit, multiple_of)
+    if divisor * 2 >= limit:
+        return divisor
+    return max(multiple_of, limit - limit % multiple_of)
+
+
 def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     mr, nr = register_tile(desc)
-    mr = largest_divisor(m, mr)
+    mr = tile_size(m, mr)
     # Whole vectors where N allows; a narrow N is one (partial) vector row of the micro-kernel.
-    nr = largest_divisor(n, nr, desc.vector_lanes_f32) or (n if n < nr else 0)
-    if not mr or not nr:
-        return None
+    nr = tile_size(n, nr, desc.vector_lanes_f32)
     # Kc x nr floats of B stay in L1 (half of it) while the micro-kernel walks A's block;
     # Mc x Kc of A stays in L2. A block of a sixteenth of L2 measured best: larger ones are
     # evicted by the B panels and C tiles streaming past.
-    kc = largest_divisor(k, max(1, desc.l1_bytes // (4 * nr * 2)))
-    nc = largest_divisor(n, 256, nr) or nr
-    mc = largest_divisor(m, max(mr, desc.l2_bytes // (4 * kc * 16)), mr) or mr
+    kc = tile_size(k, max(1, desc.l1_bytes // (4 * nr * 2)))
+    nc = tile_size(n, max(nr, 256 - 256 % nr), nr)
+    mc = tile_size(m, max(mr, desc.l2_bytes // (4 * kc * 16)), mr)
     config = {
         "strategy": "matmul",
         "tile_sizes": [mc, nc, kc],
@@ -92,9 +102,12 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     # When B outgrows L2, its rows (a power-of-two stride apart, often) thrash the caches and
     # TLB: pack A and B into contiguous micro-panels first (measured: 0.84x -> 0.9x OpenBLAS at
     # 2048). The packed buffers live in the workspace, so packing costs no allocation.
-    if 4 * k * n > desc.l2_bytes and m % mr == 0 and n % nr == 0 and kc % _PACK_K == 0:
+    whole_blocks = m % mc == 0 and n % nc == 0 and k % kc == 0 and mc % mr == 0 and nc % nr == 0
+    packed = 4 * k * n > desc.l2_bytes and whole_blocks and kc % _PACK_K == 0
+    if packed:
         config["pack"] = _PACK_K
-    threads = _threads(desc, m, n, k, mc)
+    # Threads split M: packed, into whole cache blocks; else into whole micro-kernel rows.
+    threads = _threads(desc, m, n, k, mc if packed else mr)
     if threads > 1:
         config["threads"] = threads
     return config
@@ -103,10 +116,10 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
 _FLOPS_PER_THREAD = 1 << 24  # below this, starting a thread costs more than it saves
 
 
-def _threads(desc, m: int, n: int, k: int, mc: int) -> int:
-    """Threads that split M, each getting whole Mc blocks and enough work."""
+def _threads(desc, m: int, n: int, k: int, rows: int) -> int:
+    """Threads that split M, each getting a multiple of `rows` rows and enough work."""
     threads = min(desc.cores, (2 * m * n * k) // _FLOPS_PER_THREAD)
-    while threads > 1 and m % (threads * mc):
+    while threads > 1 and m % (threads * rows):
         threads -= 1
     return max(threads, 1)
 
@@ -128,9 +141,7 @@ def _elementwise_config(desc, shape: list[int]) -> dict | None:
     if not shape:
         return None
     lanes = desc.vector_lanes_f32
-    width = largest_divisor(shape[-1], 4 * lanes, lanes)
-    if not width:
-        return None
+    width = tile_size(shape[-1], 4 * lanes, lanes)
     return {
         "strategy": "elementwise",
         "tile_sizes": [1] * (len(shape) - 1) + [width],

@@ -27,7 +27,7 @@ from mlir.passmanager import PassManager
 from . import linalg_builders as lb
 from .ir_query import defining_op, find_ops
 from .registry import PassFailure, register_pass
-from .tile_configure import kernels, largest_divisor, read_config
+from .tile_configure import kernels, read_config, tile_size
 
 VECTORIZE_ATTR = "tile.vectorize"
 _OP_ATTR = "tile.op"
@@ -59,10 +59,18 @@ def _row_tiles(op: ir.Operation, lanes: int) -> list[int] | None:
     if not all(_is_f32(v) for v in shaped):
         return None
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
-    if not shape:
+    if not shape or not _plain_accesses(op):
         return None
-    width = largest_divisor(shape[-1], 4 * lanes, lanes)
-    return [1] * (len(shape) - 1) + [width] if width else None
+    return [1] * (len(shape) - 1) + [tile_size(shape[-1], 4 * lanes, lanes)]
+
+
+def _plain_accesses(op: ir.Operation) -> bool:
+    """Whether every operand is read along loop dims (no strided windows, which would need
+    gathers): such ops vectorize into plain vector loads."""
+    if "indexing_maps" not in op.attributes:
+        return True
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return all(m.is_projected_permutation for m in maps)
 
 
 class _Script:
@@ -293,6 +301,60 @@ def _apply(module: ir.Operation, lines: list[str], what: str) -> None:
             raise PassFailure(what) from None
 
 
+def _constant_index(value: ir.Value) -> int | None:
+    owner = defining_op(value)
+    if owner is None or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def _partial(loop: ir.Operation) -> bool:
+    """Whether a static loop's last step is a partial tile."""
+    bounds = [_constant_index(v) for v in list(loop.operands)[:3]]
+    if None in bounds:
+        return False
+    lower, upper, step = bounds
+    return step > 0 and upper - lower > step and (upper - lower) % step != 0
+
+
+_SIMPLIFY_TILES = "builtin.module(canonicalize, scf-for-loop-canonicalization, canonicalize)"
+
+
+def _peel_partial_loops(module: ir.Operation) -> None:
+    """Splits every loop whose tiles do not divide its range into a loop of whole tiles and
+    one partial tile, outer loops first, so that every tile has a static shape (vectorizable
+    without masks). Loops inside a peeled partial tile are peeled in the next round."""
+    for _ in range(8):  # nesting depth of tiled loops
+        loops = find_ops(module, lambda op: op.name == "scf.for" and _partial(op))
+        outermost = [op for op in loops if not any(_encloses(other, op) for other in loops)]
+        if not outermost:
+            return
+        script = _Script()
+        for loop in outermost:
+            handle = script.match(loop)
+            script.lines += [
+                f"    {handle}f = transform.cast {handle} : !transform.any_op to "
+                '!transform.op<"scf.for">',
+                f"    %peeled{script.count}, %rest{script.count} = transform.loop.peel "
+                f'{handle}f : (!transform.op<"scf.for">) -> (!transform.any_op, '
+                "!transform.any_op)",
+            ]
+        _apply(module, script.lines, "tile-lower (peeling)")
+        _drop_op_ids(module)
+        # Tile sizes inside the whole tiles become static with the loop bounds known.
+        with module.context:
+            PassManager.parse(_SIMPLIFY_TILES).run(module)
+
+
+def _encloses(outer: ir.Operation, inner: ir.Operation) -> bool:
+    parent = inner.parent
+    while parent.name != "builtin.module":
+        if parent == outer:
+            return True
+        parent = parent.parent
+    return False
+
+
 def _drop_op_ids(module: ir.Operation) -> None:
     for op in find_ops(module, lambda op: _OP_ATTR in op.attributes):
         del op.attributes[_OP_ATTR]
@@ -314,6 +376,7 @@ def tile_lower(module: ir.Operation, contractions: bool = False) -> None:
                 _plan_kernel(kernel, config, script, contractions)
     _apply(module, script.lines, "tile-lower")
     _drop_op_ids(module)
+    _peel_partial_loops(module)
 
 
 _VECTORIZE = """

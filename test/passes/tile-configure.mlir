@@ -31,6 +31,17 @@ func.func @large(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor
 
 // -----
 
+// Dims without a good divisor (169 = 13 x 13, 1000 = 8 x 125) keep the full micro-kernel and
+// cache blocks; tile-lower peels the partial tiles.
+// V4-LABEL: func.func private @odd_kernel_0
+// V4-SAME: register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 256, 128>
+func.func @odd(%a: tensor<169x512xf32>, %b: tensor<512x1000xf32>) -> tensor<169x1000xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<169x512xf32>, tensor<512x1000xf32>) -> tensor<169x1000xf32>
+  return %0 : tensor<169x1000xf32>
+}
+
+// -----
+
 // Elementwise chains are cut into vectors along the innermost dim (up to four vectors wide).
 // V4-LABEL: func.func private @chain_kernel_0
 // V4-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 48>, vector_size = 16 : i64}
@@ -45,13 +56,13 @@ func.func @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
 // -----
 
 // Softmax and the norms run row by row (rows of up to two vectors are vectorized whole);
-// integer kernels and odd sizes stay plain loops.
+// integer kernels stay plain loops; a row narrower than a vector is one partial vector.
 // V4-LABEL: func.func private @mixed_kernel_0
 // V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}
 // V4-LABEL: func.func private @mixed_kernel_1
 // V4-SAME: tile.config = {strategy = "loops"}
 // V4-LABEL: func.func private @mixed_kernel_2
-// V4-SAME: tile.config = {strategy = "loops"}
+// V4-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 10>, vector_size = 16 : i64}
 func.func @mixed(%x: tensor<4x10xf32>, %i: tensor<4x10xi32>) -> (tensor<4x10xf32>, tensor<4x10xi32>, tensor<4x10xf32>) {
   %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<4x10xf32>) -> tensor<4x10xf32>
   %1 = "graph.add"(%i, %i) : (tensor<4x10xi32>, tensor<4x10xi32>) -> tensor<4x10xi32>

@@ -125,3 +125,26 @@ func.func private @packed(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tenso
   %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// Tiles that do not divide their dim are peeled: whole tiles in one loop, the partial tile
+// after it, each with a static shape (10 = 8 + 2 rows, 40 = 32 + 8 columns). Single-tile
+// loops fold away, leaving the k loops.
+// MATMUL-LABEL: func.func private @partial
+// MATMUL: scf.for {{.*}} to %c16 step %c1
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<2x1xf32>, tensor<1x32xf32>) outs(%{{.*}} : tensor<2x32xf32>)
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<2x1xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<2x8xf32>)
+// MATMUL-NOT: tensor<?x
+func.func private @partial(%a: tensor<10x16xf32>, %b: tensor<16x40xf32>) -> tensor<10x40xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", tile_sizes = array<i64: 10, 40, 16>, interchange = array<i64: 1, 2, 0>,
+                   register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<10x40xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<10x40xf32>) -> tensor<10x40xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<10x16xf32>, tensor<16x40xf32>) outs(%c : tensor<10x40xf32>) -> tensor<10x40xf32>
+  return %r : tensor<10x40xf32>
+}

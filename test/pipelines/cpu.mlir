@@ -12,9 +12,9 @@
 // MLIR-NOT: graph.
 // MLIR-NOT: linalg.
 
-// Kernels stay functions: main calls its one elementwise kernel.
+// Kernels stay functions: main calls its one elementwise kernel, vectorized (a row of 8).
 // LLVM: define void @main_kernel_0(
-// LLVM: fadd float
+// LLVM: fadd <8 x float>
 // LLVM: define void @main(
 // LLVM: call void @main_kernel_0(
 // LLVM: define void @_mlir_ciface_main(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}})
