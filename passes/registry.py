@@ -88,6 +88,7 @@ def _load_all() -> None:
         graph_fuse,
         graph_to_linalg,
         graph_verify,
+        lower_copies,
         lower_fork_join,
         math_approximate,
         outline_parallel,

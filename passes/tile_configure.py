@@ -106,32 +106,38 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     packed = 4 * k * n > desc.l2_bytes and whole_blocks and kc % _PACK_K == 0
     if packed:
         config["pack"] = _PACK_K
-    # Threads split M: packed, into whole cache blocks; else into whole micro-kernel rows.
-    threads = _threads(desc, m, n, k, mc if packed else mr)
-    if threads > 1:
-        config["threads"] = threads
+    # Threads split M, or N when M is too short (a conv's output channels): packed, into whole
+    # cache blocks; else into whole micro-kernels.
+    rows, cols = (mc, nc) if packed else (mr, nr)
+    for dim, (extent, unit) in enumerate(((m, rows), (n, cols))):
+        threads = _threads(desc, m * n * k, extent, unit)
+        if threads > 1:
+            config["threads"] = threads
+            config["thread_dim"] = dim
+            break
     return config
 
 
 _FLOPS_PER_THREAD = 1 << 24  # below this, starting a thread costs more than it saves
 
 
-def _threads(desc, m: int, n: int, k: int, rows: int) -> int:
-    """Threads that split M, each getting a multiple of `rows` rows and enough work."""
-    threads = min(desc.cores, (2 * m * n * k) // _FLOPS_PER_THREAD)
-    while threads > 1 and m % (threads * rows):
+def _threads(desc, volume: int, extent: int, unit: int) -> int:
+    """Threads that split a dim of `extent`, each getting whole `unit`s and enough work."""
+    threads = min(desc.cores, (2 * volume) // _FLOPS_PER_THREAD)
+    while threads > 1 and extent % (threads * unit):
         threads -= 1
     return max(threads, 1)
 
 
 def _conv_config(desc, conv: ir.Operation) -> dict | None:
-    """A grouped-free conv as a matmul over patches (im2col): M = N*OH*OW, N = O, K = C*KH*KW."""
+    """A grouped-free conv as a matmul of its weights by its input patches (im2col):
+    M = O, N = N*OH*OW, K = C*KH*KW."""
     groups = conv.attributes["groups"] if "groups" in conv.attributes else None
     if groups is not None and ir.IntegerAttr(groups).value != 1:
         return None
     weight = ir.RankedTensorType(conv.operands[1].type).shape
     out = ir.RankedTensorType(conv.results[0].type).shape
-    config = _matmul_config(desc, out[0] * out[2] * out[3], weight[0], math.prod(weight[1:]))
+    config = _matmul_config(desc, weight[0], out[0] * out[2] * out[3], math.prod(weight[1:]))
     if config is not None:
         config["im2col"] = 1
     return config

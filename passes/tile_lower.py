@@ -101,15 +101,21 @@ class _Script:
         )
         return f"%t{self.count}"
 
-    def split_rows(
-        self, handle: str, threads: int, kind: str = "!transform.any_op", rank: int = 3
+    def split(
+        self,
+        handle: str,
+        threads: int,
+        dim: int = 0,
+        kind: str = "!transform.any_op",
+        rank: int = 3,
     ) -> str:
-        """Splits the op's first loop into `threads` chunks run in parallel (an scf.forall)."""
+        """Splits loop `dim` of the op into `threads` chunks run in parallel (an scf.forall)."""
         if threads <= 1:
             return handle
         self.count += 1
         name = f"%s{self.count}"
-        counts = [threads] + [0] * (rank - 1)
+        counts = [0] * rank
+        counts[dim] = threads
         self.lines.append(
             f"    {name}, {name}f = transform.structured.tile_using_forall {handle} "
             f"num_threads {counts} : ({kind}) -> (!transform.any_op, !transform.any_op)"
@@ -159,7 +165,8 @@ class _Script:
             f"with_compute_op(%gb{n}) outer_perm = [1, 0] : ({unpack}, {generic}) -> "
             f"({generic}, {pack}, {any_op})",
         ]
-        rows = self.split_rows(f"%gc{n}", config.get("threads", 1), generic)
+        threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
+        rows = self.split(f"%gc{n}", threads, dim, generic)
         rows_kind = generic if rows == f"%gc{n}" else any_op
         self.lines += [
             f"    %tb{n}, %lb{n}:3 = transform.structured.tile_using_for {rows} tile_sizes "
@@ -183,10 +190,27 @@ class _Script:
         for name in (f"%pa{n}t", f"%pb{n}t", f"%pc{n}"):
             self.lines.append(f"    {name}a = transform.cast {name} : {pack} to {any_op}")
         # Packing is a copy: split over the threads too, its outer dim into one chunk each.
-        threads = config.get("threads", 1)
         for name in (f"%pa{n}ta", f"%pb{n}ta", f"%pc{n}a"):
-            self.vectorize_now(self.tile(self.split_rows(name, threads, rank=2), [1, 1]))
-        self.vectorize_now(self.tile(self.split_rows(f"%uc{n}", threads, rank=2), [mr, nr]))
+            self.vectorize_now(self.tile(self.split(name, threads, rank=2), [1, 1]))
+        self.vectorize_now(self.tile(self.split(f"%uc{n}", threads, rank=2), [mr, nr]))
+
+    def copy_rows(self, handle: str, width: int) -> None:
+        """Tiles a 6-D im2col copy into runs along its innermost dim and drops the unit dims,
+        so that each run is a plain (vectorizable) copy of contiguous pixels."""
+        self.count += 1
+        n = self.count
+        any_op = "!transform.any_op"
+        self.lines += [
+            f"    %ct{n}, %cl{n}:6 = transform.structured.tile_using_for {handle} "
+            f"tile_sizes [1, 1, 1, 1, 1, {width}] : ({any_op}) -> ({any_op}, {any_op}, "
+            f"{any_op}, {any_op}, {any_op}, {any_op}, {any_op})",
+            f"    transform.apply_patterns to %cl{n}#0 {{",
+            "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
+            f"    }} : {any_op}",
+            f'    %cg{n} = transform.structured.match ops{{["linalg.generic"]}} in %cl{n}#5 : '
+            f"({any_op}) -> {any_op}",
+        ]
+        self.vectorize_later(f"%cg{n}")
 
     def vectorize_now(self, handle: str) -> None:
         self.lines.append(f"    transform.structured.vectorize {handle} : !transform.any_op")
@@ -215,12 +239,15 @@ def _zero_filled(value: ir.Value) -> bool:
     )
 
 
-def _im2col(conv: ir.Operation) -> ir.Operation:
-    """Rewrites an NCHW conv (zero-initialized) as patches [N*OH*OW, C*KH*KW] times weights
-    [C*KH*KW, O], a linalg.matmul; returns that matmul (or the conv if it does not apply)."""
+def _im2col(conv: ir.Operation) -> tuple[ir.Operation, ir.Operation | None]:
+    """Rewrites an NCHW conv (zero-initialized) as weights [O, C*KH*KW] times patches
+    [C*KH*KW, N*OH*OW], a linalg.matmul whose result is the output in [O, N, OH, OW] order (for
+    N = 1, NCHW itself). Patches are K-major: the copy of one patch row reads a contiguous run
+    of input pixels. Returns the matmul and the patch copy (the conv and None if it does not
+    apply)."""
     x, w, init = conv.operands
     if not _zero_filled(init):
-        return conv
+        return conv, None
     n, c = lb.ranked(x).shape[:2]
     o, _, kh, kw = lb.ranked(w).shape
     out = lb.ranked(conv.results[0])
@@ -228,30 +255,29 @@ def _im2col(conv: ir.Operation) -> ir.Operation:
     sh, sw = list(ir.DenseIntElementsAttr(conv.attributes["strides"]))
     dh, dw = list(ir.DenseIntElementsAttr(conv.attributes["dilations"]))
     element = out.element_type
-    d = [ir.AffineDimExpr.get(i) for i in range(6)]  # n, oh, ow, c, kh, kw
+    d = [ir.AffineDimExpr.get(i) for i in range(6)]  # c, kh, kw, n, oh, ow
     with ir.InsertionPoint(conv), conv.location:
         patches = lb.generic(
             [x],
-            lb.empty([n, oh, ow, c, kh, kw], element),
-            [[d[0], d[3], d[1] * sh + d[4] * dh, d[2] * sw + d[5] * dw], list(range(6))],
+            lb.empty([c, kh, kw, n, oh, ow], element),
+            [[d[3], d[0], d[4] * sh + d[1] * dh, d[5] * sw + d[2] * dw], list(range(6))],
             [lb.PARALLEL] * 6,
             lambda v, _: v,
         )
-        rows, depth = n * oh * ow, c * kh * kw
-        lhs = lb.collapse(patches, [[0, 1, 2], [3, 4, 5]], [rows, depth])
-        flat_w = lb.collapse(w, [[0], [1, 2, 3]], [o, depth])
-        rhs = linalg.transpose(flat_w, outs=[lb.empty([depth, o], element)], permutation=[1, 0])
-        rhs = rhs.results[0] if hasattr(rhs, "results") else rhs
-        acc = lb.filled([rows, o], element, lb.scalar(element, 0))
+        depth, cols = c * kh * kw, n * oh * ow
+        rhs = lb.collapse(patches, [[0, 1, 2], [3, 4, 5]], [depth, cols])
+        lhs = lb.collapse(w, [[0], [1, 2, 3]], [o, depth])
+        acc = lb.filled([o, cols], element, lb.scalar(element, 0))
         product = linalg.matmul(lhs, rhs, outs=[acc])
-        nhwo = lb.expand(product, [[0, 1, 2], [3]], [n, oh, ow, o])
-        nchw = linalg.transpose(
-            nhwo, outs=[lb.empty([n, o, oh, ow], element)], permutation=[0, 3, 1, 2]
-        )
-        nchw = nchw.results[0] if hasattr(nchw, "results") else nchw
+        if n == 1:  # [O, OH*OW] is NCHW already
+            nchw = lb.expand(product, [[0, 1], [2, 3]], [1, o, oh, ow])
+        else:
+            onhw = lb.expand(product, [[0], [1, 2, 3]], [o, n, oh, ow])
+            nchw = lb.transpose(onhw, [1, 0, 2, 3])
     conv.results[0].replace_all_uses_with(nchw)
     conv.erase()
-    return product.owner.operation if hasattr(product, "owner") else product
+    patch_copy = patches.owner.operation if sw == 1 else None  # strided rows would gather
+    return product.owner.operation, patch_copy
 
 
 def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractions: bool) -> None:
@@ -261,12 +287,23 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
     lanes = config.get("vector_size", 0)
     if contractions:
         if config.get("im2col"):
-            linalg_ops = [_im2col(op) if op.name == _CONV else op for op in linalg_ops]
+            rewritten = []
+            for op in linalg_ops:
+                if op.name != _CONV:
+                    rewritten.append(op)
+                    continue
+                product, patch_copy = _im2col(op)
+                rewritten.append(product)
+                if patch_copy is not None and lanes:
+                    row = ir.RankedTensorType(patch_copy.results[0].type).shape[-1]
+                    script.copy_rows(script.match(patch_copy), tile_size(row, 4 * lanes, lanes))
+            linalg_ops = rewritten
         for op in linalg_ops:
             if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
                 script.packed_matmul(script.match(op), config)
             elif strategy == "matmul" and op.name == "linalg.matmul":
-                handle = script.split_rows(script.match(op), config.get("threads", 1))
+                threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
+                handle = script.split(script.match(op), threads, dim)
                 blocks = script.tile(handle, config["tile_sizes"], config["interchange"])
                 micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
                 script.vectorize_later(micro)

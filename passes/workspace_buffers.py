@@ -77,7 +77,10 @@ def _inside_parallel_loop(op: ir.Operation) -> bool:
 
 def _static_bytes(memref: ir.MemRefType) -> int | None:
     identity = ir.AffineMap.get_identity(memref.rank)
-    if not memref.has_static_shape or ir.AffineMapAttr(memref.layout).value != identity:
+    layout = memref.layout
+    if not memref.has_static_shape or not isinstance(layout, ir.AffineMapAttr):
+        return None
+    if layout.value != identity:
         return None
     if memref.memory_space is not None:
         return None

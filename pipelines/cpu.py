@@ -13,6 +13,7 @@ from ..passes.elide_result_copies import elide_result_copies
 from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
+from ..passes.lower_copies import lower_copies
 from ..passes.lower_fork_join import lower_fork_join
 from ..passes.math_approximate import math_approximate
 from ..passes.outline_parallel import outline_parallel
@@ -74,6 +75,7 @@ def pipeline() -> Pipeline:
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
             Stage("outline-parallel", outline_parallel, "parallel loops to forked tasks"),
+            Stage("lower-copies", lower_copies, "strided copies to loops"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),
             Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),
             Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),

@@ -82,10 +82,10 @@ func.func private @k(%x: tensor<64xf32>) -> tensor<64xf32> attributes {tile.kern
 
 // -----
 
-// A conv (one group) is a matmul over its input patches: M = N*OH*OW = 512, N = O = 16,
-// K = C*KH*KW = 27.
+// A conv (one group) is a matmul of its weights by its input patches: M = O = 16,
+// N = N*OH*OW = 512, K = C*KH*KW = 27.
 // V4-LABEL: func.func private @conv_kernel_0
-// V4-SAME: tile.config = {im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 512, 16, 27>, vector_size = 16 : i64}
+// V4-SAME: tile.config = {im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 16, 256, 27>, vector_size = 16 : i64}
 func.func @conv(%x: tensor<2x3x16x16xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<2x16x16x16xf32> {
   %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x16x16xf32>, tensor<16x3x3x3xf32>) -> tensor<2x16x16x16xf32>
   return %0 : tensor<2x16x16x16xf32>

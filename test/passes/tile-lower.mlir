@@ -83,20 +83,22 @@ func.func private @rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {
 
 // -----
 
-// A conv configured with im2col: input patches [N*OH*OW, C*KH*KW] times the transposed weights,
-// one linalg.matmul tiled like any other, then back to NCHW.
+// A conv configured with im2col: the weights [O, C*KH*KW] times the input patches
+// [C*KH*KW, N*OH*OW], one linalg.matmul tiled like any other, whose [O, OH*OW] result is NCHW
+// for one image. The patches are copied in runs along OW, plain 1-D copies (vectorized).
 // MATMUL-LABEL: func.func private @conv
-// MATMUL: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x6x6xf32>) outs(%{{.*}} : tensor<1x4x4x2x3x3xf32>)
-// MATMUL: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<1x4x4x2x3x3xf32> into tensor<16x18xf32>
-// MATMUL: linalg.transpose ins(%{{.*}} : tensor<8x18xf32>) outs(%{{.*}} : tensor<18x8xf32>) permutation = [1, 0]
+// MATMUL: tensor.extract_slice %{{.*}} : tensor<1x2x6x6xf32> to tensor<1x1x1x4xf32>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<4xf32>) attrs = {tile.vectorize}
+// MATMUL: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<2x3x3x1x4x4xf32> into tensor<18x16xf32>
+// MATMUL: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<8x2x3x3xf32> into tensor<8x18xf32>
 // MATMUL: scf.for
-// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
-// MATMUL: linalg.transpose ins(%{{.*}} : tensor<1x4x4x8xf32>) outs(%{{.*}} : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// MATMUL: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [1, 8, 4, 4] : tensor<8x16xf32> into tensor<1x8x4x4xf32>
 // MATMUL-NOT: linalg.conv_2d
 func.func private @conv(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32> attributes {
     tile.kernel = "convolution",
-    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 16, 8, 18>,
-                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 8, 1>, vector_size = 16 : i64}} {
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 8, 16, 18>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 16, 1>, vector_size = 16 : i64}} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x8x4x4xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
