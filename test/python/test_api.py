@@ -163,3 +163,20 @@ def test_kernels_split_over_the_targets_cores(artifact, tmp_path):
     a, b = (rng.standard_normal((256, 256), np.float32) for _ in range(2))
     for _ in range(5):
         np.testing.assert_allclose(function(a, b), a @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_shared_library_needs_only_the_c_library(tmp_path):
+    """A conv model (padding and im2col copies between strided buffers) links no MLIR runtime
+    library: a fresh process without MLIR loads it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from strata import compiler, source
+
+    text = (Path(__file__).parents[2] / "examples" / "conv_block.mlir").read_text()
+    path = tmp_path / "conv.so"
+    path.write_bytes(compiler.emit(source.parse(text, source.make_context()), "so"))
+    load = "import ctypes, sys; ctypes.CDLL(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", load, str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
