@@ -30,3 +30,8 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
 
 def user_op(use: ir.OpOperand) -> ir.Operation:
     return getattr(use.owner, "operation", use.owner)
+
+
+def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
+    """The op's attributes by name (for rebuilding it with other operands or types)."""
+    return {op.attributes[i].name: op.attributes[i].attr for i in range(len(op.attributes))}

@@ -94,5 +94,6 @@ def _load_all() -> None:
         outline_parallel,
         tile_configure,
         tile_lower,
+        tile_rows,
         workspace_buffers,
     )

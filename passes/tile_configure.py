@@ -10,9 +10,8 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   mr x nr/lanes accumulators in vector registers; `vector_size` is the lanes of one f32 vector.
 - `strategy = "elementwise"`: an f32 elementwise chain, vectorized along the innermost dim in
   `vector_size`-wide steps.
-- `strategy = "rows"`: softmax and the norms whose rows fit in two vectors, one fused loop
-  over rows, each row's reductions and normalization vectorized together. (Longer rows stay
-  plain loops: row fusion then recomputes producers and runs slower.)
+- `strategy = "rows"`: softmax and the norms over the last dim (with their prologue): one
+  loop over rows (--tile-rows), each row's reductions and normalization vectorized.
 - `strategy = "loops"`: anything else, lowered to plain loops.
 
 Tile sizes divide the dims they tile, so every tile is static and vectorizes without masks.
@@ -53,9 +52,6 @@ def _graph_ops(kernel: ir.Operation) -> list[ir.Operation]:
 def _is_f32_tensor(value: ir.Value) -> bool:
     t = value.type
     return isinstance(t, ir.RankedTensorType) and str(t.element_type) == "f32"
-
-
-_MAX_VECTOR_ROW = 2  # rows up to this many vectors are vectorized whole (longer: slower)
 
 
 _PACK_K = 4  # k steps per packed micro-panel row (k-major panels need at least 2)
@@ -178,14 +174,22 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         return _elementwise_config(desc, shape) or loops
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
         shape = ir.RankedTensorType(root.results[0].type).shape
-        if not shape or shape[-1] > _MAX_VECTOR_ROW * desc.vector_lanes_f32:
+        if len(shape) < 2 or _row_start(root) == 0:
             return loops
+        start = _row_start(root)
         return {
             "strategy": "rows",
-            "tile_sizes": [1] * (len(shape) - 1) + [0],
+            "tile_sizes": [1] * start + [0] * (len(shape) - start),
             "vector_size": desc.vector_lanes_f32,  # a row is vectorized whole
         }
     return loops
+
+
+def _row_start(root: ir.Operation) -> int:
+    """The first dim of the rows softmax or a norm works on (the dims from `axis` on)."""
+    rank = ir.RankedTensorType(root.results[0].type).rank
+    axis = ir.IntegerAttr(root.attributes["axis"]).value if "axis" in root.attributes else -1
+    return axis % rank if root.name != "graph.softmax" or axis % rank == rank - 1 else 0
 
 
 def _to_attr(config: dict) -> ir.DictAttr:

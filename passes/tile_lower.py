@@ -9,8 +9,9 @@ dialect.
   (`contractions=true`), before elementwise fusion, which would otherwise fold the reshapes
   around a matmul into it and turn it into a generic.
 - `elementwise`: each elementwise op is tiled into vector-sized rows of the innermost dim.
-- `rows`: the kernel's last op is tiled over its rows and every producer is fused into that
-  loop, so each row is normalized in one pass (softmax, layer_norm, rms_norm).
+- `rows`: --tile-rows already made the loop over rows; each row op in it is vectorized whole
+  (rows of up to two vectors) or cut into vector-wide pieces, reductions into vector-wide
+  partial results combined at the end of the row.
 
 Ops that will become vectors are marked `tile.vectorize`. `--tile-vectorize` runs after
 bufferization: it vectorizes the marked ops, keeps the micro-kernel's accumulators in registers
@@ -43,6 +44,11 @@ _SEQUENCE = """module attributes {{transform.with_named_sequence}} {{
 def _is_f32(value: ir.Value) -> bool:
     t = value.type
     return isinstance(t, (ir.RankedTensorType, ir.MemRefType)) and str(t.element_type) == "f32"
+
+
+def _structured(op: ir.Operation) -> bool:
+    """A linalg op of its own (not one nested in a linalg op's body, like linalg.yield)."""
+    return op.name.startswith("linalg.") and not op.parent.name.startswith("linalg.")
 
 
 def _parallel_only(op: ir.Operation) -> bool:
@@ -125,16 +131,37 @@ class _Script:
     def vectorize_later(self, handle: str) -> None:
         self.lines.append(f'    transform.annotate {handle} "{VECTORIZE_ATTR}" : !transform.any_op')
 
-    def fuse_rows(self, handle: str, sizes: list[int]) -> str:
-        """Tiles `handle` by `sizes` and fuses its producers in; returns the innermost loop."""
-        self.count += 1
-        loops = sum(1 for s in sizes if s)
-        results = ", ".join(["!transform.any_op"] * (1 + loops))
-        self.lines.append(
-            f"    %f{self.count}, %fl{self.count}:{loops} = transform.structured.fuse {handle} "
-            f"tile_sizes {sizes} : (!transform.any_op) -> ({results})"
+    def vectorize_row_op(self, handle: str, op: ir.Operation, lanes: int) -> None:
+        """A row op of up to two vectors is vectorized whole; a longer one is cut into
+        vector-sized pieces, its reduction (if any) into partial sums of that width combined
+        after the loop."""
+        shapes = [ir.ShapedType(v.type).shape for v in op.operands if _is_f32(v)]
+        row = max((shape[-1] for shape in shapes if shape), default=1)
+        if row <= 2 * lanes:
+            self.vectorize_later(handle)
+            return
+        iterators = (
+            [str(it) for it in ir.ArrayAttr(op.attributes["iterator_types"])]
+            if ("iterator_types" in op.attributes)
+            else None
         )
-        return f"%fl{self.count}#{loops - 1}"
+        if iterators is None and op.name != "linalg.fill":
+            return
+        loops = len(iterators) if iterators else ir.ShapedType(op.results[0].type).rank
+        sizes = [0] * (loops - 1) + [tile_size(row, 4 * lanes, lanes)]
+        if iterators and "reduction" in iterators[-1]:
+            self.count += 1
+            n = self.count
+            self.lines.append(
+                f"    %rf{n}, %rs{n}, %rc{n}, %rl{n} = transform.structured."
+                f"tile_reduction_using_for {handle} by tile_sizes = {sizes} : "
+                "(!transform.any_op) -> (!transform.any_op, !transform.any_op, "
+                "!transform.any_op, !transform.any_op)"
+            )
+            for piece in (f"%rf{n}", f"%rs{n}", f"%rc{n}"):
+                self.vectorize_later(piece)
+            return
+        self.vectorize_later(self.tile(handle, sizes))
 
     def packed_matmul(self, handle: str, config: dict) -> None:
         """Packs A into [M/mr][K/kr][kr][mr] and B into [N/nr][K/kr][kr][nr] panels, tiles the
@@ -214,14 +241,6 @@ class _Script:
 
     def vectorize_now(self, handle: str) -> None:
         self.lines.append(f"    transform.structured.vectorize {handle} : !transform.any_op")
-
-    def vectorize_all_in(self, loop: str) -> None:
-        self.count += 1
-        self.lines.append(
-            f"    %in{self.count} = transform.structured.match interface{{LinalgOp}} in {loop}"
-            " : (!transform.any_op) -> !transform.any_op"
-        )
-        self.vectorize_later(f"%in{self.count}")
 
 
 _CONV = "linalg.conv_2d_nchw_fchw"
@@ -308,14 +327,9 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
                 script.vectorize_later(micro)
         return
-    if strategy == "rows":
-        if linalg_ops:
-            last = linalg_ops[-1]
-            rank = ir.RankedTensorType(last.results[0].type).rank
-            sizes = (config["tile_sizes"] + [0] * rank)[:rank]
-            loop = script.fuse_rows(script.match(last), sizes)
-            if lanes:  # the whole row fits in a few vector registers
-                script.vectorize_all_in(loop)
+    if strategy == "rows":  # --tile-rows made the row loop; cut each row op into vectors
+        for op in find_ops(kernel, _structured):
+            script.vectorize_row_op(script.match(op), op, lanes)
         return
     if strategy not in ("matmul", "elementwise"):
         return

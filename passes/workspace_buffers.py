@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import linalg_builders as lb
-from .ir_query import find_ops, user_op
+from .ir_query import attributes_of, find_ops, user_op
 from .registry import register_pass
 
 WORKSPACE_ATTR = "tile.workspace"
@@ -232,10 +232,6 @@ def _view(workspace: ir.Value, offset: int, memref: ir.MemRefType, loc) -> ir.Va
         ).result
 
 
-def _named_attributes(op: ir.Operation) -> list:
-    return [op.attributes[i] for i in range(len(op.attributes))]
-
-
 def _use_workspace(buf: _Buffer, workspace: ir.Value) -> None:
     op = buf.op
     with ir.InsertionPoint(op):
@@ -253,7 +249,7 @@ def _use_workspace(buf: _Buffer, workspace: ir.Value) -> None:
             "func.call",
             results=[r.type for r in op.results],
             operands=[*op.operands, view],
-            attributes={named.name: named.attr for named in _named_attributes(op)},
+            attributes=attributes_of(op),
             loc=op.location,
         )
         for old, new in zip(op.results, call.results, strict=True):

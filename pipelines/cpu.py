@@ -19,6 +19,7 @@ from ..passes.math_approximate import math_approximate
 from ..passes.outline_parallel import outline_parallel
 from ..passes.tile_configure import tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
+from ..passes.tile_rows import tile_rows
 from ..passes.workspace_buffers import workspace_buffers
 from . import Pipeline, Stage
 
@@ -64,6 +65,7 @@ def pipeline() -> Pipeline:
             Stage("graph-verify", graph_verify, "check graph semantics"),
             Stage("graph-fuse", graph_fuse, "group ops into kernels (functions)"),
             Stage("tile-configure", tile_configure, "tile and vector sizes per kernel"),
+            Stage("tile-rows", tile_rows, "row kernels as loops over rows"),
             Stage("graph-to-linalg", graph_to_linalg, "graph ops to linalg on tensors"),
             Stage("tile-contractions", _tile_contractions, "cache and register tiles"),
             Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),

@@ -251,9 +251,15 @@ def test_batch_norm(rng):
     check(actual, expected, rtol=1e-5, atol=1e-5)
 
 
+# Rows of one partial vector, of several vectors, and longer than one tile with a remainder
+# (300 = 4 x 64 + 44): the row kernels' vectorized paths.
+ROW_LENGTHS = [5, 40, 300]
+
+
 @pytest.mark.parametrize("axis", [0, 1, -1])
-def test_softmax_is_stable(axis, rng):
-    x = rand(rng, 4, 6, 5, low=-5, high=5) * 30  # large logits: exp overflows without the max
+@pytest.mark.parametrize("row", ROW_LENGTHS)
+def test_softmax_is_stable(axis, row, rng):
+    x = rand(rng, 4, 6, row, low=-5, high=5) * 30  # large logits: exp overflows without the max
     x64 = x.astype(np.float64)
     e = np.exp(x64 - x64.max(axis=axis, keepdims=True))
     expected = e / e.sum(axis=axis, keepdims=True)
@@ -263,8 +269,9 @@ def test_softmax_is_stable(axis, rng):
 
 
 @pytest.mark.parametrize("axis", [-1, 1])
-def test_layer_norm(axis, rng):
-    x = rand(rng, 3, 4, 16) + 100.0  # a large mean: the two-pass variance keeps precision
+@pytest.mark.parametrize("row", ROW_LENGTHS)
+def test_layer_norm(axis, row, rng):
+    x = rand(rng, 3, 4, row) + 100.0  # a large mean: the two-pass variance keeps precision
     axes = tuple(range(axis % 3, 3))
     gamma, beta = rand(rng, *x.shape[axis % 3 :]), rand(rng, *x.shape[axis % 3 :])
     x64 = x.astype(np.float64)
@@ -280,8 +287,9 @@ def test_layer_norm(axis, rng):
     check(actual, expected, rtol=1e-4, atol=1e-4)
 
 
-def test_rms_norm(rng):
-    x, gamma = rand(rng, 3, 16), rand(rng, 16)
+@pytest.mark.parametrize("row", ROW_LENGTHS)
+def test_rms_norm(row, rng):
+    x, gamma = rand(rng, 3, row), rand(rng, row)
     x64 = x.astype(np.float64)
     expected = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
     actual = run_op(

@@ -49,36 +49,50 @@ func.func private @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> attributes {
 
 // -----
 
-// Row kernels: the last op is tiled over rows and its producers are fused into that loop;
-// with a vector_size, every op of the row is marked for vectorization.
+// Row kernels come with their row loop (--tile-rows). A row op of up to two vectors is
+// vectorized whole; a longer one is cut into vector-wide pieces, its reduction into partial
+// sums of that width (a fill, a loop of elementwise adds, a final linalg.reduce).
 // CHECK-LABEL: func.func private @rows
 // CHECK: scf.for {{.*}} to %c4 step %c1
-// CHECK: linalg.fill {tile.vectorize}
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<1x16xf32>) {{.*}} attrs = {tile.vectorize}
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x16xf32>, tensor<1xf32>) {{.*}} attrs = {tile.vectorize}
+// CHECK: linalg.fill {tile.vectorize} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1xf32>)
+// CHECK: linalg.fill {tile.vectorize} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x64xf32>)
+// CHECK: scf.for {{.*}} to %c256{{.*}} step %c64
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%{{.*}} : tensor<1x64xf32>) outs(%{{.*}} : tensor<1x64xf32>) attrs = {tile.vectorize}
+// CHECK: linalg.reduce ins(%{{.*}} : tensor<1x64xf32>) outs(%{{.*}} : tensor<1xf32>) dimensions = [1]  {tile.vectorize}
+// CHECK: scf.for {{.*}} to %c256{{.*}} step %c64
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<1xf32>) outs(%{{.*}} : tensor<1x64xf32>) attrs = {tile.vectorize}
 // CHECK: scf.yield
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
-func.func private @rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {
+func.func private @rows(%x: tensor<4x256xf32>) -> tensor<4x256xf32> attributes {
     tile.kernel = "reduction",
     tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<4x16xf32>) outs(%init : tensor<4xf32>) {
-  ^bb0(%in: f32, %acc: f32):
-    %s = arith.addf %in, %acc : f32
-    linalg.yield %s : f32
-  } -> tensor<4xf32>
-  %e2 = tensor.empty() : tensor<4x16xf32>
-  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %sum : tensor<4x16xf32>, tensor<4xf32>) outs(%e2 : tensor<4x16xf32>) {
-  ^bb0(%in: f32, %s: f32, %out: f32):
-    %y = arith.divf %in, %s : f32
-    linalg.yield %y : f32
-  } -> tensor<4x16xf32>
-  return %r : tensor<4x16xf32>
+  %out = tensor.empty() : tensor<4x256xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %out) -> (tensor<4x256xf32>) {
+    %x_row = tensor.extract_slice %x[%i, 0] [1, 256] [1, 1] : tensor<4x256xf32> to tensor<1x256xf32>
+    %e = tensor.empty() : tensor<1xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1xf32>) -> tensor<1xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x_row : tensor<1x256xf32>) outs(%init : tensor<1xf32>) {
+    ^bb0(%in: f32, %a: f32):
+      %s = arith.addf %in, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<1xf32>
+    %e2 = tensor.empty() : tensor<1x256xf32>
+    %q = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x_row, %sum : tensor<1x256xf32>, tensor<1xf32>) outs(%e2 : tensor<1x256xf32>) {
+    ^bb0(%in: f32, %s: f32, %o: f32):
+      %y = arith.divf %in, %s : f32
+      linalg.yield %y : f32
+    } -> tensor<1x256xf32>
+    %next = tensor.insert_slice %q into %acc[%i, 0] [1, 256] [1, 1] : tensor<1x256xf32> into tensor<4x256xf32>
+    scf.yield %next : tensor<4x256xf32>
+  }
+  return %r : tensor<4x256xf32>
 }
 
 // -----

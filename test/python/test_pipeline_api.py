@@ -20,8 +20,16 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 def test_cpu_pipeline_has_named_stages():
     names = pipelines.get("cpu").names()
-    assert names[:4] == ["graph-verify", "graph-fuse", "tile-configure", "graph-to-linalg"]
-    assert {"tile-lower", "bufferize", "tile-vectorize", "to-llvm"} <= set(names)
+    assert names[:5] == [
+        "graph-verify",
+        "graph-fuse",
+        "tile-configure",
+        "tile-rows",
+        "graph-to-linalg",
+    ]
+    assert {"tile-lower", "bufferize", "tile-vectorize", "workspace-buffers", "to-llvm"} <= set(
+        names
+    )
 
 
 def test_insert_python_pass_print_and_time():
@@ -74,7 +82,8 @@ def test_dump_dir(tmp_path):
         "00-graph-verify.mlir",
         "01-graph-fuse.mlir",
         "02-tile-configure.mlir",
-        "03-graph-to-linalg.mlir",
+        "03-tile-rows.mlir",
+        "04-graph-to-linalg.mlir",
     ]
 
 

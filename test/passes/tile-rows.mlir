@@ -1,0 +1,47 @@
+// RUN: strata-opt %s --target=cpu:x86-64-v4 --graph-fuse --tile-configure --tile-rows --split-input-file | FileCheck %s
+
+// A softmax kernel with its prologue becomes one loop over rows; each row is sliced, computed
+// by the same graph ops on tensor<1xN>, and inserted into the result.
+// CHECK-LABEL: func.func private @softmax_kernel_0
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<4x256xf32>
+// CHECK: %[[R:.*]] = scf.for %[[I:.*]] = %{{.*}} to %c4 step %{{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[%{{.*}}, 0] [1, 256] [1, 1] : tensor<4x256xf32> to tensor<1x256xf32>
+// CHECK: %[[M:.*]] = "graph.mul"(%[[ROW]], %{{.*}}) : (tensor<1x256xf32>, tensor<f32>) -> tensor<1x256xf32>
+// CHECK: %[[S:.*]] = "graph.softmax"(%[[M]]) {axis = 1 : i64} : (tensor<1x256xf32>) -> tensor<1x256xf32>
+// CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[S]] into %[[ACC]][%{{.*}}, 0] [1, 256] [1, 1]
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: return %[[R]]
+func.func @softmax(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
+  %t = "graph.constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = "graph.mul"(%x, %t) : (tensor<4x256xf32>, tensor<f32>) -> tensor<4x256xf32>
+  %1 = "graph.softmax"(%0) {axis = 1 : i64} : (tensor<4x256xf32>) -> tensor<4x256xf32>
+  return %1 : tensor<4x256xf32>
+}
+
+// -----
+
+// Leading dims are walked as one flat row index; the scale and bias broadcast along rows and
+// are used whole.
+// CHECK-LABEL: func.func private @norm_kernel_0
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c6 step
+// CHECK: %[[C:.*]] = arith.remui %[[I]], %c3
+// CHECK: %[[Q:.*]] = arith.divui %[[I]], %c3
+// CHECK: %[[B:.*]] = arith.remui %[[Q]], %c2
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[%[[B]], %[[C]], 0] [1, 1, 64] [1, 1, 1]
+// CHECK: "graph.layer_norm"(%[[ROW]], %arg1, %arg2) {{{.*}}} : (tensor<1x1x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<1x1x64xf32>
+func.func @norm(%x: tensor<2x3x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<2x3x64xf32> {
+  %0 = "graph.layer_norm"(%x, %g, %b) {axis = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x3x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x3x64xf32>
+  return %0 : tensor<2x3x64xf32>
+}
+
+// -----
+
+// A softmax over another axis than the last is not a row kernel: left as it is.
+// CHECK-LABEL: func.func private @columns_kernel_0
+// CHECK-SAME: tile.config = {strategy = "loops"}
+// CHECK-NOT: scf.for
+// CHECK: "graph.softmax"(%arg0) {axis = 0 : i64} : (tensor<4x256xf32>) -> tensor<4x256xf32>
+func.func @columns(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
+  %0 = "graph.softmax"(%x) {axis = 0 : i64} : (tensor<4x256xf32>) -> tensor<4x256xf32>
+  return %0 : tensor<4x256xf32>
+}
