@@ -10,8 +10,9 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   mr x nr/lanes accumulators in vector registers; `vector_size` is the lanes of one f32 vector.
 - `strategy = "elementwise"`: an f32 elementwise chain, vectorized along the innermost dim in
   `vector_size`-wide steps.
-- `strategy = "rows"`: softmax and the norms over the last dim (with their prologue): one
-  loop over rows (--tile-rows), each row's reductions and normalization vectorized.
+- `strategy = "rows"`: softmax and the norms (with their prologue): one loop over the rows
+  they normalize (--tile-rows), each row's reductions and normalization vectorized; attention
+  with short sequences: one loop over (batch, head) pairs, each computed in vectors.
 - `strategy = "loops"`: anything else, lowered to plain loops.
 
 Tile sizes divide the dims they tile, so every tile is static and vectorizes without masks.
@@ -182,7 +183,23 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
             "tile_sizes": [1] * start + [0] * (len(shape) - start),
             "vector_size": desc.vector_lanes_f32,  # a row is vectorized whole
         }
+    if root.name == "graph.attention":
+        return _attention_config(desc, root) or loops
     return loops
+
+
+def _attention_config(desc, root: ir.Operation) -> dict | None:
+    """One (batch, head) pair at a time: its scores, softmax and weighted sum of values, in
+    vectors when queries, keys and the head dim fit in two vectors each."""
+    q, k = (ir.RankedTensorType(v.type).shape for v in root.operands[:2])
+    limit = 2 * desc.vector_lanes_f32
+    if len(q) < 3 or max(q[-2], q[-1], k[-2]) > limit:
+        return None
+    return {
+        "strategy": "rows",
+        "tile_sizes": [1] * (len(q) - 2) + [0, 0],
+        "vector_size": desc.vector_lanes_f32,
+    }
 
 
 def _row_start(root: ir.Operation) -> int:

@@ -1,5 +1,6 @@
-"""`--tile-rows`: a row kernel (softmax, layer_norm, rms_norm and their elementwise prologue)
-becomes one loop over rows whose body computes one row with the same graph ops.
+"""`--tile-rows`: a row kernel (softmax, layer_norm, rms_norm and their elementwise prologue;
+attention per batch and head) becomes one loop over rows whose body computes one row with the
+same graph ops.
 
     %y = graph.softmax(%x) : tensor<RxN>            scf.for %i = 0 to R iter_args(%acc) {
                                             ->        %row = tensor.extract_slice %x[%i, 0] [1, N]
@@ -12,7 +13,7 @@ Each row is then read once from memory and its reductions, exponentials and norm
 run on data in L1; --tile-lower cuts the row ops into vectors. Doing this at the graph level
 (rather than fusing linalg ops into a tiled loop) computes every value of the row once: tile
 and fuse would recompute a producer (the exponentials of softmax) for each of its consumers.
-Operands with the kernel's full shape are sliced by row; lower-rank operands (a norm's scale
+Operands with the kernel's leading dims are sliced by row; lower-rank operands (a norm's scale
 and bias, scalars) broadcast along rows and are used as they are. Kernels of any other shape
 keep their strategy and are left alone.
 """
@@ -38,7 +39,7 @@ def _row_shaped(value: ir.Value, full: ir.RankedTensorType, leading: int) -> boo
     if not isinstance(value.type, ir.RankedTensorType):
         return None
     t = ir.RankedTensorType(value.type)
-    if t == full:
+    if t.rank == full.rank and t.shape[:leading] == full.shape[:leading]:
         return True
     if t.rank <= full.rank - leading:
         return False
@@ -58,7 +59,12 @@ def _row_indices(flat: ir.Value, dims: list[int]) -> list[ir.Value]:
     return list(reversed(indices))
 
 
-def _slice(value: ir.Value, indices: list[ir.Value], row_type: ir.RankedTensorType) -> ir.Value:
+def _slice(value: ir.Value, indices: list[ir.Value]) -> ir.Value:
+    """The row of `value` at `indices` (its leading dims), keeping the rank."""
+    t = ir.RankedTensorType(value.type)
+    row_type = ir.RankedTensorType.get(
+        [1] * len(indices) + list(t.shape[len(indices) :]), t.element_type
+    )
     rank = row_type.rank
     offsets = [_DYNAMIC] * len(indices) + [0] * (rank - len(indices))
     return tensor.ExtractSliceOp(
@@ -105,7 +111,7 @@ def _row_loop(kernel: ir.Operation, leading_count: int) -> None:
         for value in inputs:
             if value not in rows:
                 sliced = _row_shaped(value, full, leading_count)
-                rows[value] = _slice(value, indices, row_type) if sliced else value
+                rows[value] = _slice(value, indices) if sliced else value
         for op in graph_ops:
             with op.location:
                 clone = ir.Operation.create(

@@ -45,3 +45,19 @@ func.func @columns(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
   %0 = "graph.softmax"(%x) {axis = 0 : i64} : (tensor<4x256xf32>) -> tensor<4x256xf32>
   return %0 : tensor<4x256xf32>
 }
+
+// -----
+
+// Attention with short sequences loops over (batch, head) pairs; keys and values of another
+// length than the queries are sliced by the same leading dims.
+// CHECK-LABEL: func.func private @attention_kernel_0
+// CHECK-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 1, 0, 0>, vector_size = 16 : i64}
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4 step
+// CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%{{.*}}, %{{.*}}, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1]
+// CHECK: %[[K:.*]] = tensor.extract_slice %arg1[%{{.*}}, %{{.*}}, 0, 0] [1, 1, 6, 8] [1, 1, 1, 1]
+// CHECK: %[[V:.*]] = tensor.extract_slice %arg2[%{{.*}}, %{{.*}}, 0, 0] [1, 1, 6, 8] [1, 1, 1, 1]
+// CHECK: "graph.attention"(%[[Q]], %[[K]], %[[V]]) {causal = true} : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32>
+func.func @attention(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x6x8xf32>, %v: tensor<2x2x6x8xf32>) -> tensor<2x2x4x8xf32> {
+  %0 = "graph.attention"(%q, %k, %v) {causal = true} : (tensor<2x2x4x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x4x8xf32>
+  return %0 : tensor<2x2x4x8xf32>
+}
