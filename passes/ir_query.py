@@ -32,6 +32,19 @@ def user_op(use: ir.OpOperand) -> ir.Operation:
     return getattr(use.owner, "operation", use.owner)
 
 
+def within(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    """Whether `op` is `ancestor` or nested in it."""
+    while op.name != "builtin.module":
+        if op == ancestor:
+            return True
+        op = op.parent
+    return False
+
+
+def symbol_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
 def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
     """The op's attributes by name (for rebuilding it with other operands or types)."""
     return {op.attributes[i].name: op.attributes[i].attr for i in range(len(op.attributes))}

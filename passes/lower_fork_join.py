@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .ir_query import find_ops
+from .ir_query import find_ops, symbol_name
 from .outline_parallel import FORK_PREFIX
 from .registry import register_pass
 
@@ -137,16 +137,12 @@ llvm.func internal @{FORK_PREFIX}{task}(%n: i64{params}) {{
 """
 
 
-def _symbol(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
 @register_pass("lower-fork-join", "Define the parallel forks on POSIX threads (LLVM dialect)")
 def lower_fork_join(module: ir.Operation) -> None:
     declarations = [
         op
         for op in find_ops(module, lambda op: op.name == "llvm.func")
-        if _symbol(op).startswith(FORK_PREFIX) and not op.regions[0].blocks
+        if symbol_name(op).startswith(FORK_PREFIX) and not op.regions[0].blocks
     ]
     if not declarations:
         return
@@ -154,7 +150,7 @@ def lower_fork_join(module: ir.Operation) -> None:
     body = module.regions[0].blocks[0]
     texts = [_RUNTIME]
     for decl in declarations:
-        name = _symbol(decl)
+        name = symbol_name(decl)
         uses = [c for c in calls if ir.FlatSymbolRefAttr(c.attributes["callee"]).value == name]
         if not uses:
             decl.erase()
@@ -164,8 +160,8 @@ def lower_fork_join(module: ir.Operation) -> None:
         decl.erase()
     with module.context, module.location:
         # Declarations of the tasks let the text verify on its own; they exist already.
-        defined = {_symbol(op) for op in body.operations if "sym_name" in op.attributes}
+        defined = {symbol_name(op) for op in body.operations if "sym_name" in op.attributes}
         parsed = ir.Module.parse("\n".join(texts))
         for op in list(parsed.body.operations):
-            if _symbol(op) not in defined:
+            if symbol_name(op) not in defined:
                 body.append(op.detach_from_parent())

@@ -20,7 +20,7 @@ from mlir import ir
 from mlir.dialects import scf
 
 from . import linalg_builders as lb
-from .ir_query import defining_op, find_ops, user_op
+from .ir_query import defining_op, find_ops, user_op, within
 from .registry import register_pass
 
 FORK_PREFIX = "__strata_fork_"
@@ -39,19 +39,11 @@ def _static_trip_count(forall: ir.Operation) -> int | None:
     return upper[0]
 
 
-def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    while op.name != "builtin.module":
-        if op == ancestor:
-            return True
-        op = op.parent
-    return False
-
-
 def _defined_outside(value: ir.Value, region_op: ir.Operation) -> bool:
     owner = defining_op(value)
     if owner is None:  # a block argument: of the block's parent op
         owner = value.owner.owner
-    return not _inside(owner, region_op)
+    return not within(owner, region_op)
 
 
 def _captures(forall: ir.Operation) -> list[ir.Value]:
@@ -69,6 +61,19 @@ def _is_constant(value: ir.Value) -> bool:
     return owner is not None and owner.name == "arith.constant"
 
 
+def _private_function(name: str, fn_type: ir.FunctionType) -> ir.Operation:
+    """A private func.func with an empty body region (a declaration until a block is added)."""
+    return ir.Operation.create(
+        "func.func",
+        attributes={
+            "sym_name": ir.StringAttr.get(name),
+            "function_type": ir.TypeAttr.get(fn_type),
+            "sym_visibility": ir.StringAttr.get("private"),
+        },
+        regions=1,
+    )
+
+
 def _outline(forall: ir.Operation, fn: ir.Operation, name: str) -> None:
     count = _static_trip_count(forall)
     body = forall.regions[0].blocks[0]
@@ -80,15 +85,7 @@ def _outline(forall: ir.Operation, fn: ir.Operation, name: str) -> None:
 
     with ir.InsertionPoint(fn), loc:
         task_type = ir.FunctionType.get([index, index, *(v.type for v in arguments)], [])
-        task = ir.Operation.create(
-            "func.func",
-            attributes={
-                "sym_name": ir.StringAttr.get(name),
-                "function_type": ir.TypeAttr.get(task_type),
-                "sym_visibility": ir.StringAttr.get("private"),
-            },
-            regions=1,
-        )
+        task = _private_function(name, task_type)
         entry = task.regions[0].blocks.append(*task_type.inputs)
     with ir.InsertionPoint(entry), loc:
         mapping = {}
@@ -107,21 +104,12 @@ def _outline(forall: ir.Operation, fn: ir.Operation, name: str) -> None:
     for value, replacement in mapping.items():
         for use in list(value.uses):
             user = user_op(use)
-            if _inside(user, task):
+            if within(user, task):
                 user.operands[use.operand_number] = replacement
 
     fork_name = FORK_PREFIX + name
     with ir.InsertionPoint(module_body.operations[0]), loc:
-        fork_type = ir.FunctionType.get([index, *(v.type for v in arguments)], [])
-        ir.Operation.create(
-            "func.func",
-            attributes={
-                "sym_name": ir.StringAttr.get(fork_name),
-                "function_type": ir.TypeAttr.get(fork_type),
-                "sym_visibility": ir.StringAttr.get("private"),
-            },
-            regions=1,
-        )
+        _private_function(fork_name, ir.FunctionType.get([index, *(v.type for v in arguments)], []))
     with ir.InsertionPoint(forall), loc:
         trips = ir.Operation.create(
             "arith.constant",

@@ -26,7 +26,7 @@ from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
 from . import linalg_builders as lb
-from .ir_query import defining_op, find_ops
+from .ir_query import defining_op, find_ops, within
 from .registry import PassFailure, register_pass
 from .tile_configure import kernels, read_config, tile_size
 
@@ -377,7 +377,7 @@ def _peel_partial_loops(module: ir.Operation) -> None:
     without masks). Loops inside a peeled partial tile are peeled in the next round."""
     for _ in range(8):  # nesting depth of tiled loops
         loops = find_ops(module, lambda op: op.name == "scf.for" and _partial(op))
-        outermost = [op for op in loops if not any(_encloses(other, op) for other in loops)]
+        outermost = [op for op in loops if not any(o != op and within(op, o) for o in loops)]
         if not outermost:
             return
         script = _Script()
@@ -395,15 +395,6 @@ def _peel_partial_loops(module: ir.Operation) -> None:
         # Tile sizes inside the whole tiles become static with the loop bounds known.
         with module.context:
             PassManager.parse(_SIMPLIFY_TILES).run(module)
-
-
-def _encloses(outer: ir.Operation, inner: ir.Operation) -> bool:
-    parent = inner.parent
-    while parent.name != "builtin.module":
-        if parent == outer:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _drop_op_ids(module: ir.Operation) -> None:

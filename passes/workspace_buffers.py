@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import linalg_builders as lb
-from .ir_query import attributes_of, find_ops, user_op
+from .ir_query import attributes_of, find_ops, symbol_name, user_op
 from .registry import register_pass
 
 WORKSPACE_ATTR = "tile.workspace"
@@ -126,10 +126,6 @@ def _align(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
 
 
-def _symbol(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
 def _callee(call: ir.Operation) -> str:
     return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
 
@@ -137,7 +133,7 @@ def _callee(call: ir.Operation) -> str:
 class _Planner:
     def __init__(self, module: ir.Operation):
         self.functions = {
-            _symbol(op): op
+            symbol_name(op): op
             for op in find_ops(module, lambda op: op.name == "func.func")
             if op.regions[0].blocks
         }
@@ -195,7 +191,7 @@ class _Planner:
         return buffers
 
     def _rewrite(self, fn: ir.Operation) -> int:
-        name = _symbol(fn)
+        name = symbol_name(fn)
         if name in self.excluded:
             return 0
         buffers = self._buffers(fn)

@@ -102,23 +102,27 @@ func.func @main(%a: tensor<64x256xf32>, %b: tensor<256x256xf32>) -> tensor<64x25
 """
 
 
+def _compiled(text, target, artifact, tmp_path):
+    """`main` of `text` for `target`, JIT-compiled or loaded from a shared library."""
+    from strata import compiler, source
+    from strata.runtime import load
+
+    if artifact == "jit":
+        return strata.compile(text, target=target)
+    path = tmp_path / "module.so"
+    path.write_bytes(compiler.emit(source.parse(text, source.make_context()), "so", target=target))
+    return load(path)["main"]
+
+
 @pytest.mark.parametrize("artifact", ["jit", "so"])
 def test_workspace_is_per_thread(artifact, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from strata import compiler, source
     from strata.dialects import target
-    from strata.runtime import load
 
     # B (256 KiB) is larger than this L2: A and B are packed into the workspace.
     small_l2 = dataclasses.replace(target.host_cpu(), l2_bytes=1 << 16)
-    if artifact == "jit":
-        function = strata.compile(PACKED, target=small_l2)
-    else:
-        path = tmp_path / "packed.so"
-        module = source.parse(PACKED, source.make_context())
-        path.write_bytes(compiler.emit(module, "so", target=small_l2))
-        function = load(path)["main"]
+    function = _compiled(PACKED, small_l2, artifact, tmp_path)
     assert function.signature.workspace >= (64 + 256) * 256 * 4  # packed A and B
     rng = np.random.default_rng(0)
     cases = [
@@ -147,18 +151,11 @@ func.func @main(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x
 def test_kernels_split_over_the_targets_cores(artifact, tmp_path):
     from strata import compiler, source
     from strata.dialects import target
-    from strata.runtime import load
 
     four_cores = dataclasses.replace(target.host_cpu(), cores=4)
     llvm_ir = compiler.emit(source.parse(MATMUL_256, source.make_context()), "llvm", four_cores)
     assert b"@pthread_create" in llvm_ir and b"__strata_fork_main_kernel_0_task_0" in llvm_ir
-    if artifact == "jit":
-        function = strata.compile(MATMUL_256, target=four_cores)
-    else:
-        path = tmp_path / "matmul.so"
-        module = source.parse(MATMUL_256, source.make_context())
-        path.write_bytes(compiler.emit(module, "so", target=four_cores))
-        function = load(path)["main"]
+    function = _compiled(MATMUL_256, four_cores, artifact, tmp_path)
     rng = np.random.default_rng(1)
     a, b = (rng.standard_normal((256, 256), np.float32) for _ in range(2))
     for _ in range(5):
