@@ -68,21 +68,26 @@ def rsqrt(x):
 
 
 def sigmoid(x):
+    # exp(-|x|) never overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below, so sigmoid(-100)
+    # is the subnormal e^-100, not 1 / inf.
     one = const(x, 1.0)
-    return arith.divf(one, arith.addf(one, mmath.exp(arith.negf(x))))
+    e = mmath.exp(arith.negf(mmath.absf(x)))
+    r = arith.divf(one, arith.addf(one, e))
+    negative = arith.cmpf(arith.CmpFPredicate.OLT, x, const(x, 0.0))
+    return arith.select(negative, arith.mulf(e, r), r)
 
 
 def gelu(x, approximate: str):
-    half, one = const(x, 0.5), const(x, 1.0)
     if approximate == "tanh":
+        # 0.5 (1 + tanh(u)) is sigmoid(2u): no cancellation where tanh(u) nears -1.
         inner = arith.mulf(
-            const(x, math.sqrt(2.0 / math.pi)),
+            const(x, 2.0 * math.sqrt(2.0 / math.pi)),
             arith.addf(x, arith.mulf(const(x, 0.044715), arith.mulf(x, arith.mulf(x, x)))),
         )
-        phi = arith.addf(one, mmath.tanh(inner))
-    else:
-        phi = arith.addf(one, mmath.erf(arith.mulf(x, const(x, 1.0 / math.sqrt(2.0)))))
-    return arith.mulf(arith.mulf(half, x), phi)
+        return arith.mulf(x, sigmoid(inner))
+    # 0.5 (1 + erf(x / sqrt 2)) is 0.5 erfc(-x / sqrt 2): no cancellation for negative x.
+    phi = mmath.erfc(arith.mulf(x, const(x, -1.0 / math.sqrt(2.0))))
+    return arith.mulf(arith.mulf(const(x, 0.5), x), phi)
 
 
 def convert(x: ir.Value, to: ir.Type) -> ir.Value:

@@ -1,35 +1,58 @@
-"""`--math-approximate`: f32 `math.exp` and `math.erf` as polynomials in arith ops.
+"""`--math-approximate`: transcendental math ops as vectorizable arithmetic.
 
-libm's expf is a call per element: it keeps vectorized kernels scalar and stops LLVM from
-vectorizing loops. Written out (Cephes' expf: range reduction by ln 2, a degree-6 polynomial,
-scaling by 2^k through the exponent bits), exp vectorizes like any arithmetic and stays within
-about 2 ulp. exp(x) is +inf above 88.72, 0 below -87.34 (where f32 turns subnormal), NaN for NaN.
+A libm call is a call per element: it keeps vectorized kernels scalar and stops LLVM from
+vectorizing loops. Written out as range reduction plus a polynomial in arith ops, each op
+vectorizes like any arithmetic. f32 ops are rewritten; f16 and bf16 ops compute in f32 and
+round once at the end.
+
+Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep with 0, -0,
++-inf, NaN, subnormals and large and tiny magnitudes (test/e2e/test_math_accuracy.py):
+
+- exp, 2 ulp: Cephes' expf (reduction by ln 2, degree-6 polynomial); 2^k from exponent bits
+  in two factors, so subnormal results round correctly; inf above 88.72, 0 below -103.97.
+- log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
+  subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf.
+- log1p, 3 ulp: log(1 + x) times x / ((1 + x) - 1). `log(1 + x)`, as importers write
+  softplus, is rewritten to log1p first.
+- tanh, 3 ulp: Cephes' odd polynomial below 0.625, 1 - 2 / (exp(2|x|) + 1) above; -0 stays
+  -0, +-1 where exp overflows.
+- erf, 3 ulp: an odd Taylor series below 0.5, 1 - erfc above.
+- erfc, 6 ulp (as GELU's normal CDF): Numerical Recipes' erfcc, t exp(-z^2 + P(t)) with
+  t = 1 / (1 + z/2) (fractional error 1.2e-7), z^2 split exactly over two exps; 2 - erfc(-z)
+  for z < 0. erfc(x * 1/sqrt(2)) takes z^2 = x^2 / 2 exactly.
+- sin, cos, 2 ulp for every finite f32: reduction by pi/2 in f64 (a 33 + 53-bit pi/2, exact
+  below 2^20); a vector with any lane beyond takes a Payne-Hanek reduction (exact products
+  with eight 28-bit pieces of 2/pi, each reduced mod 4, compensated sums); Cephes'
+  polynomials on [-pi/4, pi/4]; NaN for +-inf.
+- pow, 1 ulp: exp(y log|x|) in f64 (in f32 the error of log would grow with y); the IEEE
+  special cases (pow(x, 0) = pow(1, y) = 1 even for NaN, odd integer powers keep the sign,
+  negative x to a non-integer power is NaN, infinite x and y). Constant exponents 1, 2 and -1
+  become a product or a division.
+
+sqrt stays `math.sqrt` (a hardware instruction). `--graph-to-linalg` writes the composite
+graph ops in forms without cancellation: sigmoid (4 ulp) from exp(-|x|), silu (4 ulp where
+its result is normal, x > -88), GELU as x Phi(x) with Phi = erfc(-x / sqrt 2) / 2 (6 ulp for
+x > -13) and the tanh GELU as x sigmoid(2u) (6 ulp while |2u| < 3, then growing as |2u| ulps
+from the rounding of u, as in any f32 evaluation of this form).
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, scf, vector
 from mlir.dialects import math as mmath
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
+from .ir_query import defining_op
 from .registry import register_pass
 
-_LOG2E = 1.44269504088896341
-_LN2_HI = 0.693359375
-_LN2_LO = -2.12194440e-4
-_COEFFICIENTS = (  # x^6 .. x^2 of Cephes' expf polynomial; then + r + 1
-    1.9875691500e-4,
-    1.3981999507e-3,
-    8.3334519073e-3,
-    4.1665795894e-2,
-    1.6666665459e-1,
-    5.0000001201e-1,
-)
-_OVERFLOW = 88.72283905206835
-_UNDERFLOW = -87.33654475055310898657  # log of the smallest normal f32
+# ----------------------------------------------------------------------------------------------
+# Building blocks on scalars and vectors alike.
+
+Cmp = arith.CmpFPredicate
 
 
 def _element(t: ir.Type) -> ir.Type:
@@ -56,83 +79,594 @@ def _const(t: ir.Type, value) -> ir.Value:
     return arith.ConstantOp(t, attr).result
 
 
-def _power_of_two(n: ir.Value) -> ir.Value:
-    """2^n as f32, for -126 <= n <= 127."""
+def _i32(t: ir.Type) -> ir.Type:
+    return _like(t, ir.IntegerType.get_signless(32))
+
+
+def _i64(t: ir.Type) -> ir.Type:
+    return _like(t, ir.IntegerType.get_signless(64))
+
+
+def _f32(t: ir.Type) -> ir.Type:
+    return _like(t, ir.F32Type.get())
+
+
+def _f64(t: ir.Type) -> ir.Type:
+    return _like(t, ir.F64Type.get())
+
+
+def _contract() -> ir.Attribute:
+    return ir.Attribute.parse("#arith.fastmath<contract>")
+
+
+def _horner(x: ir.Value, coefficients) -> ir.Value:
+    """c0 x^n + c1 x^(n-1) + ... + cn; each step may become one FMA where the target has it
+    (`contract`: the product is then not rounded, which only makes the step more accurate)."""
+    p = _const(x.type, coefficients[0])
+    for c in coefficients[1:]:
+        p = arith.addf(
+            arith.mulf(p, x, fastmath=_contract()), _const(x.type, c), fastmath=_contract()
+        )
+    return p
+
+
+def _round(x: ir.Value) -> ir.Value:
+    """x rounded to the nearest integer (ties to even), for |x| < 2^22 (f32) or 2^51 (f64):
+    adding and subtracting 1.5 * 2^mantissa-bits leaves the integer part, with no rounding
+    instruction that a baseline target would turn into a libm call."""
+    bits = 23 if str(_element(x.type)) == "f32" else 52
+    magic = _const(x.type, 1.5 * 2.0**bits)
+    return arith.subf(arith.addf(x, magic), magic)
+
+
+def _is_nan(x: ir.Value) -> ir.Value:
+    return arith.cmpf(Cmp.UNO, x, x)
+
+
+def _select_nan(x: ir.Value, y: ir.Value) -> ir.Value:
+    """y, or x's NaN where x is NaN."""
+    return arith.select(_is_nan(x), x, y)
+
+
+def _copysign(magnitude: ir.Value, sign_of: ir.Value) -> ir.Value:
+    """|magnitude| with the sign bit of `sign_of`, in integer bits (f32)."""
+    i32 = _i32(magnitude.type)
+    bits = arith.andi(arith.bitcast(i32, magnitude), _const(i32, 0x7FFFFFFF))
+    sign = arith.andi(arith.bitcast(i32, sign_of), _const(i32, -0x80000000))
+    return arith.bitcast(magnitude.type, arith.ori(bits, sign))
+
+
+def _keep_zero(x: ir.Value, y: ir.Value) -> ir.Value:
+    """y, or x where x is +-0: odd functions keep the sign of zero, which the final addition
+    of their polynomial forms (-0 + +0) would lose."""
+    return arith.select(arith.cmpf(Cmp.OEQ, x, _const(x.type, 0.0)), x, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# exp
+
+_LOG2E = 1.44269504088896341
+_LN2_HI = 0.693359375
+_LN2_LO = -2.12194440e-4
+_EXP_COEFFICIENTS = (  # x^6 .. x^2 of Cephes' expf polynomial; then + r + 1
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+)
+_EXP_UNDERFLOW = -104.0  # below, exp(x) rounds to 0 even as a subnormal
+
+
+def _power_of_two(n: ir.Value, element: ir.Type) -> ir.Value:
+    """2^n as a float of `element` (f32 or f64), for n within its normal exponents."""
     t = n.type
-    bits = arith.shli(arith.addi(n, _const(t, 127)), _const(t, 23))
-    return arith.bitcast(_like(t, ir.F32Type.get()), bits)
+    mantissa_bits, bias = (23, 127) if str(element) == "f32" else (52, 1023)
+    bits = arith.shli(arith.addi(n, _const(t, bias)), _const(t, mantissa_bits))
+    return arith.bitcast(_like(t, element), bits)
+
+
+def _scale(p: ir.Value, k: ir.Value) -> ir.Value:
+    """p * 2^k for integer k (i32) over -150..128: as 2^h * 2^(k-h), h = k >> 1, each factor
+    a normal float, so that the one rounding happens in the last product (subnormal results
+    round correctly)."""
+    half = arith.shrsi(k, _const(k.type, 1))
+    f32 = _element(p.type)
+    return arith.mulf(
+        arith.mulf(p, _power_of_two(half, f32)), _power_of_two(arith.subi(k, half), f32)
+    )
+
+
+def _fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+    """a * b + c, one FMA where the target has it."""
+    return arith.addf(arith.mulf(a, b, fastmath=_contract()), c, fastmath=_contract())
 
 
 def exp_f32(x: ir.Value) -> ir.Value:
     t = x.type
-    i32 = _like(t, ir.IntegerType.get_signless(32))
-    clamped = arith.minimumf(arith.maximumf(x, _const(t, _UNDERFLOW)), _const(t, _OVERFLOW))
-    k = mmath.floor(arith.addf(arith.mulf(clamped, _const(t, _LOG2E)), _const(t, 0.5)))
-    r = arith.subf(clamped, arith.mulf(k, _const(t, _LN2_HI)))
-    r = arith.subf(r, arith.mulf(k, _const(t, _LN2_LO)))
-    p = _const(t, _COEFFICIENTS[0])
-    for c in _COEFFICIENTS[1:]:
-        p = arith.addf(arith.mulf(p, r), _const(t, c))
-    p = arith.addf(arith.addf(arith.mulf(arith.mulf(p, r), r), r), _const(t, 1.0))
-    # 2^k as 2^h * 2^(k-h), h = k >> 1, each a normal float built from its exponent bits:
-    # k spans -127..128 over the range, one factor alone would leave the normal exponents.
-    ki = arith.fptosi(i32, k)
-    half = arith.shrsi(ki, _const(i32, 1))
-    y = arith.mulf(arith.mulf(p, _power_of_two(half)), _power_of_two(arith.subi(ki, half)))
-    over = arith.cmpf(arith.CmpFPredicate.OGT, x, _const(t, _OVERFLOW))
-    under = arith.cmpf(arith.CmpFPredicate.OLT, x, _const(t, _UNDERFLOW))
-    y = arith.select(over, _const(t, float("inf")), y)
-    y = arith.select(under, _const(t, 0.0), y)
-    nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-    return arith.select(nan, x, y)
+    # Clamped to where the result is inf (2^128) or rounds to 0 (2^-150 times at most 1.5):
+    # the scaling below then overflows and underflows by itself, and NaN stays NaN throughout.
+    clamped = arith.minimumf(arith.maximumf(x, _const(t, _EXP_UNDERFLOW)), _const(t, 89.0))
+    k = _round(arith.mulf(clamped, _const(t, _LOG2E)))
+    r = _fma(k, _const(t, -_LN2_HI), clamped)
+    r = _fma(k, _const(t, -_LN2_LO), r)
+    p = _horner(r, _EXP_COEFFICIENTS)
+    p = _fma(arith.mulf(p, r), r, arith.addf(r, _const(t, 1.0)))
+    return _scale(p, arith.fptosi(_i32(t), k))
 
 
-# erf: an odd Taylor series below 0.5 (relative error < 1e-7 there), above it Abramowitz and
-# Stegun 7.1.26, 1 - t (a1 + t (a2 + ...)) exp(-x^2) with t = 1 / (1 + p x) (absolute error
-# 1.5e-7, and erf > 0.52 there).
-_ERF_TAYLOR = tuple(  # 2/sqrt(pi) * (-1)^n / (n! (2n+1)), n = 0..6
-    2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(7)
+# ----------------------------------------------------------------------------------------------
+# log, log1p
+
+_SQRT_HALF = 0.707106781186547524
+_LOG_COEFFICIENTS = (  # Cephes' logf polynomial, x^8 .. x^0
+    7.0376836292e-2,
+    -1.1514610310e-1,
+    1.1676998740e-1,
+    -1.2420140846e-1,
+    1.4249322787e-1,
+    -1.6668057665e-1,
+    2.0000714765e-1,
+    -2.4999993993e-1,
+    3.3333331174e-1,
 )
-_ERF_P = 0.3275911
-_ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+_SMALLEST_NORMAL = 2.0**-126
+
+
+def log_f32(x: ir.Value) -> ir.Value:
+    t = x.type
+    i32 = _i32(t)
+    # Subnormals carry fewer mantissa bits: scale them into the normal range first.
+    subnormal = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL))
+    scaled = arith.select(subnormal, arith.mulf(x, _const(t, 2.0**23)), x)
+    bits = arith.bitcast(i32, scaled)
+    exponent = arith.subi(arith.shrui(bits, _const(i32, 23)), _const(i32, 126))
+    exponent = arith.select(subnormal, arith.subi(exponent, _const(i32, 23)), exponent)
+    mantissa_bits = arith.ori(arith.andi(bits, _const(i32, 0x007FFFFF)), _const(i32, 0x3F000000))
+    m = arith.bitcast(t, mantissa_bits)  # in [0.5, 1)
+    low = arith.cmpf(Cmp.OLT, m, _const(t, _SQRT_HALF))
+    e = arith.sitofp(t, arith.select(low, arith.subi(exponent, _const(i32, 1)), exponent))
+    one = _const(t, 1.0)
+    f = arith.select(low, arith.subf(arith.addf(m, m), one), arith.subf(m, one))
+    z = arith.mulf(f, f)
+    y = arith.mulf(arith.mulf(f, z), _horner(f, _LOG_COEFFICIENTS))
+    y = arith.addf(y, arith.mulf(e, _const(t, _LN2_LO)))
+    y = arith.subf(y, arith.mulf(z, _const(t, 0.5)))
+    y = arith.addf(arith.addf(f, y), arith.mulf(e, _const(t, _LN2_HI)))
+    y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, math.inf)), x, y)
+    y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, 0.0)), _const(t, -math.inf), y)
+    return arith.select(arith.cmpf(Cmp.ULT, x, _const(t, 0.0)), _const(t, math.nan), y)
+
+
+def log1p_f32(x: ir.Value) -> ir.Value:
+    t = x.type
+    u = arith.addf(x, _const(t, 1.0))
+    d = arith.subf(u, _const(t, 1.0))
+    # log(u) is exact for u; u differs from 1 + x by (d - x), a relative correction x / d.
+    corrected = arith.mulf(log_f32(u), arith.divf(x, d))
+    y = arith.select(arith.cmpf(Cmp.OEQ, d, _const(t, 0.0)), x, corrected)
+    y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, math.inf)), x, y)
+    return _select_nan(x, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# tanh
+
+_TANH_COEFFICIENTS = (  # Cephes' tanhf: x + x z P(z), z = x^2, below 0.625
+    -5.70498872745e-3,
+    2.06390887954e-2,
+    -5.37397155531e-2,
+    1.33314422036e-1,
+    -3.33332819422e-1,
+)
+
+
+def tanh_f32(x: ir.Value) -> ir.Value:
+    t = x.type
+    z = arith.mulf(x, x)
+    small = arith.addf(arith.mulf(arith.mulf(_horner(z, _TANH_COEFFICIENTS), z), x), x)
+    ax = mmath.absf(x)
+    e = exp_f32(arith.addf(ax, ax))
+    two = _const(t, 2.0)
+    large = arith.subf(_const(t, 1.0), arith.divf(two, arith.addf(e, _const(t, 1.0))))
+    y = arith.select(arith.cmpf(Cmp.OLT, ax, _const(t, 0.625)), small, _copysign(large, x))
+    return _select_nan(x, _keep_zero(x, y))
+
+
+# ----------------------------------------------------------------------------------------------
+# erf, erfc
+
+_ERF_TAYLOR = tuple(  # 2/sqrt(pi) * (-1)^n / (n! (2n+1)), n = 6..0
+    2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1))
+    for n in reversed(range(7))
+)
+_ERFC_COEFFICIENTS = (  # Numerical Recipes' erfcc: t^9 .. t^0, fractional error < 1.2e-7
+    0.17087277,
+    -0.82215223,
+    1.48851587,
+    -1.13520398,
+    0.27886807,
+    -0.18628806,
+    0.09678418,
+    0.37409196,
+    1.00002368,
+    -1.26551223,
+)
+
+
+def _split_square(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """x^2 as hi + lo, hi = (x's top 12 bits)^2 exactly, lo = the rest (itself rounded): in
+    exp(-x^2) a rounded x^2 would cost 2 x^2 ulps (64 at x = 9)."""
+    i32 = _i32(x.type)
+    top = arith.bitcast(x.type, arith.andi(arith.bitcast(i32, x), _const(i32, -4096)))
+    return arith.mulf(top, top), arith.mulf(arith.subf(x, top), arith.addf(x, top))
+
+
+def _erfc_nonnegative(z: ir.Value, square=None) -> ir.Value:
+    """erfc(z) for z >= 0; `square` is z^2 as (hi, lo) where the caller knows it better."""
+    t_ = z.type
+    z = arith.minimumf(z, _const(t_, 11.0))  # erfc(11) rounds to 0; inf would give NaN
+    t = arith.divf(_const(t_, 1.0), arith.addf(_const(t_, 1.0), arith.mulf(z, _const(t_, 0.5))))
+    hi, lo = square or _split_square(z)
+    big = exp_f32(arith.negf(hi))
+    small = exp_f32(arith.subf(_horner(t, _ERFC_COEFFICIENTS), lo))
+    return arith.mulf(arith.mulf(t, big), small)
+
+
+_INV_SQRT2_F32 = 0.70710677  # 1/sqrt(2) rounded to f32
+
+
+def erfc_f32(x: ir.Value) -> ir.Value:
+    t = x.type
+    square = None
+    scaled = _scaled_by_inverse_sqrt2(x)
+    if scaled is not None:
+        # erfc(x / sqrt 2) (the normal CDF in GELU): (x / sqrt 2)^2 = x^2 / 2 exactly, where
+        # the rounded product would cost x^2 ulps in the tail.
+        clamped = arith.minimumf(mmath.absf(scaled), _const(t, 16.0))
+        hi, lo = _split_square(clamped)
+        half = _const(t, 0.5)
+        square = (arith.mulf(hi, half), arith.mulf(lo, half))
+    tail = _erfc_nonnegative(mmath.absf(x), square)
+    negative = arith.cmpf(Cmp.OLT, x, _const(t, 0.0))
+    return _select_nan(x, arith.select(negative, arith.subf(_const(t, 2.0), tail), tail))
+
+
+def _scaled_by_inverse_sqrt2(v: ir.Value) -> ir.Value | None:
+    """x where v = x * (+-1/sqrt 2), else None."""
+    owner = defining_op(v)
+    if owner is None or owner.name != "arith.mulf":
+        return None
+    a, b = owner.operands
+    for x, c in ((a, b), (b, a)):
+        value = _splat_value(c)
+        if value is not None and abs(abs(value) - _INV_SQRT2_F32) < 1e-7:
+            return x
+    return None
 
 
 def erf_f32(x: ir.Value) -> ir.Value:
     t = x.type
-    x2 = arith.mulf(x, x)
-    series = _const(t, _ERF_TAYLOR[-1])
-    for c in reversed(_ERF_TAYLOR[:-1]):
-        series = arith.addf(arith.mulf(series, x2), _const(t, c))
-    small = arith.mulf(series, x)
+    series = arith.mulf(_horner(arith.mulf(x, x), _ERF_TAYLOR), x)
     ax = mmath.absf(x)
-    u = arith.divf(_const(t, 1.0), arith.addf(_const(t, 1.0), arith.mulf(ax, _const(t, _ERF_P))))
-    poly = _const(t, _ERF_A[0])
-    for c in _ERF_A[1:]:
-        poly = arith.addf(arith.mulf(poly, u), _const(t, c))
-    tail = arith.mulf(arith.mulf(poly, u), exp_f32(arith.negf(x2)))
-    magnitude = arith.subf(_const(t, 1.0), tail)
-    negative = arith.cmpf(arith.CmpFPredicate.OLT, x, _const(t, 0.0))
-    large = arith.select(negative, arith.negf(magnitude), magnitude)
-    is_small = arith.cmpf(arith.CmpFPredicate.OLT, ax, _const(t, 0.5))
-    return arith.select(is_small, small, large)
+    large = _copysign(arith.subf(_const(t, 1.0), _erfc_nonnegative(ax)), x)
+    y = arith.select(arith.cmpf(Cmp.OLT, ax, _const(t, 0.5)), series, large)
+    return _select_nan(x, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# sin, cos
+
+# pi/2 as 33 + 53 bits (fdlibm's pio2_1, pio2_1t): k * the first part is exact for k < 2^20.
+_PIO2_1 = 1.57079632673412561417e00
+_PIO2_1T = 6.07710050650619224932e-11
+_FAST_REDUCTION_LIMIT = 2.0**20
+_SIN_COEFFICIENTS = (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)  # Cephes' sinf
+_COS_COEFFICIENTS = (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)
+
+
+def _pi_scaled(bits: int) -> int:
+    """floor(pi * 2^bits), from Machin's formula in integers."""
+
+    def arctan_inverse(n: int, scale: int) -> int:
+        total, term, k, sign = 0, scale // n, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= n * n
+            k, sign = k + 2, -sign
+        return total
+
+    guard = 32
+    scale = 1 << (bits + guard)
+    return (16 * arctan_inverse(5, scale) - 4 * arctan_inverse(239, scale)) >> guard
+
+
+def _two_over_pi_pieces(count: int = 8, width: int = 28) -> tuple[float, ...]:
+    """2/pi as `count` floats of `width` significant bits each, largest first: an f32 (24
+    bits) times a piece is exact in f64."""
+    bits = count * width + 8
+    two_over_pi = Fraction(2 << (2 * bits), _pi_scaled(bits)) / (1 << bits)
+    pieces, rest, position = [], two_over_pi, 0  # 2/pi < 1: its bits start at 2^-1
+    for _ in range(count):
+        scale = Fraction(1 << (position + width))
+        piece = Fraction(math.floor(rest * scale)) / scale
+        pieces.append(float(piece))
+        rest -= piece
+        position += width
+    return tuple(pieces)
+
+
+_TWO_OVER_PI = _two_over_pi_pieces()
+
+
+def _two_sum(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """s + e == a + b exactly, s = fl(a + b) (Knuth)."""
+    s = arith.addf(a, b)
+    bb = arith.subf(s, a)
+    e = arith.addf(arith.subf(a, arith.subf(s, bb)), arith.subf(b, bb))
+    return s, e
+
+
+def _reduce_fast(x64: ir.Value) -> tuple[ir.Value, ir.Value]:
+    t = x64.type
+    k = _round(arith.mulf(x64, _const(t, 2.0 / math.pi)))
+    r = arith.subf(
+        arith.subf(x64, arith.mulf(k, _const(t, _PIO2_1))), arith.mulf(k, _const(t, _PIO2_1T))
+    )
+    return r, k
+
+
+def _reduce_general(x64: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """x * 2/pi modulo 4 as k + f, from exact products with the pieces of 2/pi, each reduced
+    modulo 4 exactly, summed with their rounding errors kept; r = f * pi/2. Valid for every
+    finite f32."""
+    t = x64.type
+    four, quarter = _const(t, 4.0), _const(t, 0.25)
+    total = error = None
+    for piece in _TWO_OVER_PI:
+        product = arith.mulf(x64, _const(t, piece))
+        # product - 4 round(product / 4) is exact and in [-2, 2]: small products stay whole.
+        nearest = mmath.roundeven(arith.mulf(product, quarter))
+        term = arith.subf(product, arith.mulf(four, nearest))
+        if total is None:
+            total, error = term, _const(t, 0.0)
+            continue
+        total, e = _two_sum(total, term)
+        error = arith.addf(error, e)
+    k = _round(total)
+    f = arith.addf(arith.subf(total, k), error)
+    return arith.mulf(f, _const(t, math.pi / 2)), k
+
+
+def _sin_cos(x: ir.Value, quadrant_shift: int) -> ir.Value:
+    """sin(x) (shift 0) or cos(x) = sin(x + pi/2) (shift 1)."""
+    t = x.type
+    f64 = _f64(t)
+    x64 = arith.extf(f64, x)
+    large = arith.cmpf(Cmp.OGE, mmath.absf(x), _const(t, _FAST_REDUCTION_LIMIT))
+    if isinstance(t, ir.VectorType):
+        flat = ir.VectorType.get(
+            [math.prod(ir.VectorType(t).shape)], ir.IntegerType.get_signless(1)
+        )
+        if ir.VectorType(t).rank != 1:
+            large = vector.shape_cast(flat, large)
+        large = vector.ReductionOp(
+            ir.IntegerType.get_signless(1), vector.CombiningKind.OR, large
+        ).result
+    branch = scf.IfOp(large, [f64, f64], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp(list(_reduce_general(x64)))
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp(list(_reduce_fast(x64)))
+    r64, k64 = branch.results
+    r = arith.truncf(t, r64)
+    i32 = _i32(t)
+    quadrant = arith.addi(arith.fptosi(_i32(f64), k64), _const(i32, quadrant_shift))
+    z = arith.mulf(r, r)
+    sin_r = arith.addf(arith.mulf(arith.mulf(_horner(z, _SIN_COEFFICIENTS), z), r), r)
+    cos_r = arith.addf(
+        arith.subf(_const(t, 1.0), arith.mulf(z, _const(t, 0.5))),
+        arith.mulf(arith.mulf(_horner(z, _COS_COEFFICIENTS), z), z),
+    )
+    one = _const(i32, 1)
+    odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(quadrant, one), _const(i32, 0))
+    negate = arith.cmpi(
+        arith.CmpIPredicate.ne, arith.andi(quadrant, _const(i32, 2)), _const(i32, 0)
+    )
+    y = arith.select(odd, cos_r, sin_r)
+    y = arith.select(negate, arith.negf(y), y)
+    infinite = arith.cmpf(Cmp.OEQ, mmath.absf(x), _const(t, math.inf))
+    y = _keep_zero(x, y) if quadrant_shift == 0 else y
+    return _select_nan(x, arith.select(infinite, _const(t, math.nan), y))
+
+
+def sin_f32(x: ir.Value) -> ir.Value:
+    return _sin_cos(x, 0)
+
+
+def cos_f32(x: ir.Value) -> ir.Value:
+    return _sin_cos(x, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# pow, in f64: the error of log(x) is multiplied by y, so f32 alone would lose up to 7 bits.
+
+_LOG_F64_TERMS = 8  # 2 atanh(s) = 2 (s + s^3/3 + ... + s^15/15), |s| < 0.172: 2^-45
+_EXP_F64_TERMS = 12  # exp(r) = sum r^n / n!, |r| < 0.35: 2^-50
+_LN2_HI_F64 = 6.93147180369123816490e-01  # fdlibm's ln2_hi (trailing zero bits), ln2_lo
+_LN2_LO_F64 = 1.90821492927058770002e-10
+
+
+def _log_f64(x: ir.Value) -> ir.Value:
+    """log(x) for positive, normal f64 x (every f32 is one)."""
+    t = x.type
+    i64 = _i64(t)
+    bits = arith.bitcast(i64, x)
+    exponent = arith.subi(arith.shrui(bits, _const(i64, 52)), _const(i64, 1023))
+    mantissa = arith.bitcast(
+        t,
+        arith.ori(arith.andi(bits, _const(i64, (1 << 52) - 1)), _const(i64, 1023 << 52)),
+    )  # in [1, 2)
+    high = arith.cmpf(Cmp.OGT, mantissa, _const(t, math.sqrt(2.0)))
+    mantissa = arith.select(high, arith.mulf(mantissa, _const(t, 0.5)), mantissa)
+    exponent = arith.select(high, arith.addi(exponent, _const(i64, 1)), exponent)
+    one = _const(t, 1.0)
+    s = arith.divf(arith.subf(mantissa, one), arith.addf(mantissa, one))
+    s2 = arith.mulf(s, s)
+    series = _horner(s2, [2.0 / (2 * n + 1) for n in reversed(range(_LOG_F64_TERMS))])
+    e = arith.sitofp(t, exponent)
+    return arith.addf(
+        arith.addf(arith.mulf(series, s), arith.mulf(e, _const(t, _LN2_LO_F64))),
+        arith.mulf(e, _const(t, _LN2_HI_F64)),
+    )
+
+
+def _exp_f64(x: ir.Value) -> ir.Value:
+    """exp(x) for x in [-104, 89] (the f32 range), as f64."""
+    t = x.type
+    k = _round(arith.mulf(x, _const(t, 1.0 / math.log(2.0))))
+    r = arith.subf(
+        arith.subf(x, arith.mulf(k, _const(t, _LN2_HI_F64))), arith.mulf(k, _const(t, _LN2_LO_F64))
+    )
+    series = _horner(r, [1.0 / math.factorial(n) for n in reversed(range(_EXP_F64_TERMS))])
+    return arith.mulf(series, _power_of_two(arith.fptosi(_i64(t), k), ir.F64Type.get()))
+
+
+def _is_integer(y: ir.Value) -> ir.Value:
+    return arith.cmpf(Cmp.OEQ, mmath.floor(y), y)
+
+
+def pow_f32(x: ir.Value, y: ir.Value) -> ir.Value:
+    t = x.type
+    f64 = _f64(t)
+    ax = mmath.absf(x)
+    zero, one = _const(t, 0.0), _const(t, 1.0)
+    # |x| is 0 or inf or not normal in f64 only where the special cases below decide.
+    safe = arith.select(arith.cmpf(Cmp.ONE, ax, zero), ax, one)
+    safe = arith.select(arith.cmpf(Cmp.OEQ, safe, _const(t, math.inf)), one, safe)
+    exponent = arith.mulf(arith.extf(f64, y), _log_f64(arith.extf(f64, safe)))
+    clamped = arith.minimumf(arith.maximumf(exponent, _const(f64, -110.0)), _const(f64, 100.0))
+    magnitude = arith.truncf(t, _exp_f64(clamped))
+    # |x| = 0 or inf: 0 or inf by the sign of y.
+    y_positive = arith.cmpf(Cmp.OGT, y, zero)
+    inf = _const(t, math.inf)
+    at_zero = arith.select(y_positive, zero, inf)
+    at_inf = arith.select(y_positive, inf, zero)
+    magnitude = arith.select(arith.cmpf(Cmp.OEQ, ax, zero), at_zero, magnitude)
+    magnitude = arith.select(arith.cmpf(Cmp.OEQ, ax, inf), at_inf, magnitude)
+    # y = +-inf: 1 for |x| = 1, else 0 or inf by whether |x| < 1 and y's sign.
+    y_infinite = arith.cmpf(Cmp.OEQ, mmath.absf(y), inf)
+    shrinks = arith.xori(arith.cmpf(Cmp.OLT, ax, one), y_positive)
+    at_inf_power = arith.select(shrinks, inf, zero)
+    at_inf_power = arith.select(arith.cmpf(Cmp.OEQ, ax, one), one, at_inf_power)
+    magnitude = arith.select(y_infinite, at_inf_power, magnitude)
+    # x < 0 (or -0): odd integer powers are negative; non-integer powers are NaN.
+    integer = _is_integer(y)
+    odd = arith.andi(integer, arith.xori(_is_integer(arith.mulf(y, _const(t, 0.5))), _true(t)))
+    odd = arith.andi(odd, arith.xori(y_infinite, _true(t)))
+    negative_x = arith.cmpf(Cmp.OLT, _copysign(one, x), zero)
+    result = arith.select(arith.andi(negative_x, odd), arith.negf(magnitude), magnitude)
+    not_integer = arith.xori(arith.ori(integer, y_infinite), _true(t))
+    finite_negative = arith.andi(arith.cmpf(Cmp.OLT, x, zero), arith.cmpf(Cmp.ONE, ax, inf))
+    result = arith.select(arith.andi(finite_negative, not_integer), _const(t, math.nan), result)
+    result = _select_nan(y, _select_nan(x, result))
+    # pow(x, 0) = 1 and pow(1, y) = 1, NaNs included.
+    unit = arith.ori(arith.cmpf(Cmp.OEQ, y, zero), arith.cmpf(Cmp.OEQ, x, one))
+    return arith.select(unit, one, result)
+
+
+def _true(t: ir.Type) -> ir.Value:
+    return _const(_like(t, ir.IntegerType.get_signless(1)), 1)
+
+
+def _splat_value(v: ir.Value) -> float | None:
+    """The float that a constant scalar or splat vector holds, or None."""
+    owner = defining_op(v)
+    if owner is None or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value
+    if isinstance(attr, ir.DenseFPElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+        return ir.FloatAttr(ir.DenseElementsAttr(attr).get_splat_value()).value
+    return None
+
+
+def _pow(x: ir.Value, y: ir.Value) -> ir.Value:
+    exponent = _splat_value(y)
+    if exponent == 1.0:
+        return x
+    if exponent == 2.0:
+        return arith.mulf(x, x)
+    if exponent == -1.0:
+        return arith.divf(_const(x.type, 1.0), x)
+    return pow_f32(x, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# Patterns
+
+_UNARY = {
+    "math.exp": exp_f32,
+    "math.log": log_f32,
+    "math.log1p": log1p_f32,
+    "math.tanh": tanh_f32,
+    "math.erf": erf_f32,
+    "math.erfc": erfc_f32,
+    "math.sin": sin_f32,
+    "math.cos": cos_f32,
+}
+_NARROW = ("f16", "bf16")
+
+
+def _in_f32(op, build) -> ir.Value:
+    """Builds `build` on op's operands, in f32 for f16/bf16 operands."""
+    t = op.operands[0].type
+    if str(_element(t)) == "f32":
+        return build(*op.operands)
+    wide = [arith.extf(_f32(v.type), v) for v in op.operands]
+    return arith.truncf(t, build(*wide))
 
 
 def _approximation(build):
     def rewrite(op, rewriter):
-        x = op.operands[0]
-        if str(_element(x.type)) != "f32":
-            return True  # not matched: other widths keep the math op
+        if str(_element(op.operands[0].type)) not in ("f32", *_NARROW):
+            return True  # not matched: f64 keeps the math op
         with rewriter.ip, op.location:
-            value = build(x)
+            value = _in_f32(op, build)
         rewriter.replace_op(op, [value])
         return None
 
     return rewrite
 
 
-@register_pass("math-approximate", "Write f32 math.exp and math.erf as vectorizable polynomials")
+def _log_of_one_plus(op, rewriter):
+    """log(1 + x) -> log1p(x): accurate where x is small (softplus of negative inputs)."""
+    owner = defining_op(op.operands[0])
+    if owner is None or owner.name != "arith.addf":
+        return True
+    a, b = owner.operands
+    x = b if _splat_value(a) == 1.0 else a if _splat_value(b) == 1.0 else None
+    if x is None:
+        return True
+    with rewriter.ip, op.location:
+        value = mmath.log1p(x)
+    rewriter.replace_op(op, [value])
+    return None
+
+
+@register_pass(
+    "math-approximate",
+    "Write exp, log, log1p, tanh, erf, erfc, sin, cos and pow (f32, f16, bf16) as "
+    "vectorizable arithmetic",
+)
 def math_approximate(module: ir.Operation) -> None:
+    first = RewritePatternSet(module.context)
+    first.add("math.log", _log_of_one_plus)
+    apply_patterns_and_fold_greedily(module, first.freeze())
     patterns = RewritePatternSet(module.context)
-    patterns.add("math.exp", _approximation(exp_f32))
-    patterns.add("math.erf", _approximation(erf_f32))
+    for name, build in _UNARY.items():
+        patterns.add(name, _approximation(build))
+    patterns.add("math.powf", _approximation(_pow))
     apply_patterns_and_fold_greedily(module, patterns.freeze())

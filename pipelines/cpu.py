@@ -34,8 +34,10 @@ BUFFERIZE = (
 
 LOWER_LOOPS = (
     "scf-forall-to-for, convert-linalg-to-loops, convert-vector-to-scf{full-unroll=true},"
-    "convert-math-to-libm, expand-strided-metadata, lower-affine, convert-scf-to-cf,"
-    "canonicalize, cse"
+    # Ops with an LLVM intrinsic (sqrt, fabs, floor, ...) become instructions first: libm
+    # conversion would make each of them a call; only what has no intrinsic is left to libm.
+    "convert-math-to-llvm, convert-math-to-libm, expand-strided-metadata, lower-affine,"
+    "convert-scf-to-cf, canonicalize, cse"
 )
 
 TO_LLVM = (

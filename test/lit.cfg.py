@@ -27,8 +27,11 @@ config.substitutions.append(("%python", python))
 config.excludes.append("Inputs")
 
 try:
-    import onnx  # noqa: F401
+    import onnx
 
     config.available_features.add("onnx")
+    # The model-zoo architectures shipped with onnx (random weights, a few MB each).
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    config.substitutions.append(("%onnx_light", str(light)))
 except ImportError:
     pass

@@ -1,15 +1,16 @@
 // RUN: strata-opt %s --math-approximate --split-input-file | FileCheck %s
 
 // f32 exp becomes a polynomial with range reduction and an exponent-bits scale, on scalars
-// and on vectors alike; no math.exp (a libm call) is left.
+// and on vectors alike; no math.exp (a libm call) is left. Horner steps may contract to FMAs.
 // CHECK-LABEL: func.func @exp_f32
 // CHECK-NOT: math.exp
-// CHECK: math.floor %{{.*}} : vector<16xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
+// CHECK: arith.mulf %{{.*}} fastmath<contract> : vector<16xf32>
 // CHECK: arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
 // CHECK: arith.shli %{{.*}} : vector<16xi32>
 // CHECK: arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
-// CHECK: arith.cmpf uno
-// CHECK: math.floor %{{.*}} : f32
+// CHECK: arith.maximumf %{{.*}} : f32
+// CHECK-NOT: math.exp
 func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
   %0 = math.exp %v : vector<16xf32>
   %1 = math.exp %s : f32
@@ -18,20 +19,114 @@ func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
 
 // -----
 
-// f32 erf: a Taylor series near 0, elsewhere 1 - poly(t) * exp(-x^2) (itself a polynomial).
-// CHECK-LABEL: func.func @erf_f32
-// CHECK-NOT: math.erf
-// CHECK: arith.divf
-// CHECK: math.floor
-// CHECK: arith.select
-func.func @erf_f32(%x: vector<8xf32>) -> vector<8xf32> {
-  %0 = math.erf %x : vector<8xf32>
+// log: exponent and mantissa from the bits, a polynomial, and the special values selected.
+// CHECK-LABEL: func.func @log_f32
+// CHECK-NOT: math.log
+// CHECK: arith.shrui %{{.*}} : vector<8xi32>
+// CHECK: arith.ori %{{.*}} : vector<8xi32>
+// CHECK: arith.cmpf ult
+// CHECK-NOT: math.log
+func.func @log_f32(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.log %x : vector<8xf32>
   return %0 : vector<8xf32>
 }
 
 // -----
 
-// Other widths keep math.exp.
+// log(1 + x), as importers write softplus, becomes log1p and then its approximation: the
+// correction divides x by (1 + x) - 1.
+// CHECK-LABEL: func.func @log_of_one_plus
+// CHECK-NOT: math.log
+// CHECK: %[[U:.*]] = arith.addf %[[X:.*]], %{{.*}} : vector<8xf32>
+// CHECK: %[[D:.*]] = arith.subf %[[U]], %{{.*}} : vector<8xf32>
+// CHECK: arith.divf %[[X]], %[[D]] : vector<8xf32>
+func.func @log_of_one_plus(%x: vector<8xf32>) -> vector<8xf32> {
+  %one = arith.constant dense<1.0> : vector<8xf32>
+  %0 = arith.addf %x, %one : vector<8xf32>
+  %1 = math.log %0 : vector<8xf32>
+  return %1 : vector<8xf32>
+}
+
+// -----
+
+// tanh: a polynomial near 0, 1 - 2 / (exp(2|x|) + 1) elsewhere, the sign from x's bits.
+// CHECK-LABEL: func.func @tanh_f32
+// CHECK-NOT: math.tanh
+// CHECK: math.absf
+// CHECK: arith.divf
+// CHECK: arith.andi %{{.*}} : vector<16xi32>
+// CHECK: arith.select
+func.func @tanh_f32(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.tanh %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// erf: a Taylor series near 0, elsewhere 1 - erfc (itself made of exps); erfc alike.
+// CHECK-LABEL: func.func @erf_f32
+// CHECK-NOT: math.erf
+// CHECK: arith.divf
+// CHECK: arith.select
+// CHECK-NOT: math.erf
+func.func @erf_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
+  %0 = math.erf %x : vector<8xf32>
+  %1 = math.erfc %y : vector<8xf32>
+  return %0, %1 : vector<8xf32>, vector<8xf32>
+}
+
+// -----
+
+// sin and cos reduce by pi/2 in f64; a vector with any lane beyond 2^20 takes the general
+// (Payne-Hanek) reduction, chosen once per vector.
+// CHECK-LABEL: func.func @sin_cos
+// CHECK-NOT: math.sin
+// CHECK: arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
+// CHECK: scf.if %[[ANY]] -> (vector<16xf64>, vector<16xf64>)
+// CHECK: math.roundeven %{{.*}} : vector<16xf64>
+// CHECK: } else {
+// CHECK: arith.truncf %{{.*}} : vector<16xf64> to vector<16xf32>
+// CHECK-NOT: math.cos
+func.func @sin_cos(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
+  %0 = math.sin %x : vector<16xf32>
+  %1 = math.cos %x : vector<16xf32>
+  return %0, %1 : vector<16xf32>, vector<16xf32>
+}
+
+// -----
+
+// pow with a constant exponent of 2 is a product; otherwise exp(y log|x|) in f64.
+// CHECK-LABEL: func.func @pow_f32
+// CHECK: %[[SQUARE:.*]] = arith.mulf %[[X:.*]], %[[X]] : vector<8xf32>
+// CHECK-NOT: math.powf
+// CHECK: arith.extf %{{.*}} : vector<8xf32> to vector<8xf64>
+// CHECK: arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
+func.func @pow_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
+  %two = arith.constant dense<2.0> : vector<8xf32>
+  %0 = math.powf %x, %two : vector<8xf32>
+  %1 = math.powf %x, %y : vector<8xf32>
+  return %0, %1 : vector<8xf32>, vector<8xf32>
+}
+
+// -----
+
+// f16 and bf16 compute in f32 and round once.
+// CHECK-LABEL: func.func @narrow
+// CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NOT: math.tanh
+func.func @narrow(%x: vector<8xf16>, %y: bf16) -> (vector<8xf16>, bf16) {
+  %0 = math.exp %x : vector<8xf16>
+  %1 = math.tanh %y : bf16
+  return %0, %1 : vector<8xf16>, bf16
+}
+
+// -----
+
+// f64 keeps its math ops.
 // CHECK-LABEL: func.func @exp_f64
 // CHECK: math.exp %{{.*}} : f64
 func.func @exp_f64(%x: f64) -> f64 {

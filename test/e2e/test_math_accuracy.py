@@ -1,0 +1,172 @@
+"""The accuracy of the vectorized transcendental ops, in f32 ulps against float64 numpy.
+
+Every op runs through the whole CPU pipeline (vectorized, with a scalar remainder) on a
+sweep that includes 0, -0, +-inf, NaN, subnormals, large and tiny magnitudes and the
+thresholds where each approximation switches method. The bounds are the ones that
+`passes/math_approximate.py` states.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import strata
+from support import tensor_type
+
+erf64 = np.vectorize(math.erf, otypes=[np.float64])
+erfc64 = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def sweep(rng, low=-1e38, high=1e38) -> np.ndarray:
+    """Specials, subnormals, powers of ten, thresholds and uniform samples, within [low, high]
+    for the finite ones."""
+    tiny = [2.0**-149, 3 * 2.0**-149, 1e-42, 1e-40, 2.0**-127, 2.0**-126, 1.5 * 2.0**-126]
+    decades = [10.0**e for e in range(-38, 39)]
+    thresholds = [0.5, 0.625, 0.7071, 1.0, 2.0, 9.0, 10.0, 87.3, 88.7, 88.72, 89.0, 103.9, 104.0]
+    thresholds += [math.pi / 4, math.pi / 2, math.pi, 2**20 - 1, 2.0**20, 2.0**24, 1e6, 1e10]
+    magnitudes = np.array(tiny + decades + thresholds)
+    finite = np.concatenate(
+        [
+            magnitudes,
+            -magnitudes,
+            [0.0],
+            rng.uniform(-10, 10, 3000),
+            rng.uniform(-1, 1, 1000),
+            np.exp(rng.uniform(-80, 80, 1000)) * rng.choice([-1, 1], 1000),
+        ]
+    )
+    finite = finite[(finite >= low) & (finite <= high)]
+    specials = [-0.0, math.inf, -math.inf, math.nan]
+    return np.concatenate([finite, specials]).astype(np.float32)
+
+
+def ulp_errors(actual: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|actual - exact| in ulps of exact as an f32 (subnormal ulps below 2^-126); inf where a
+    NaN, an infinity or the sign of a zero differs."""
+    actual = actual.astype(np.float64)
+    rounded = exact.astype(np.float32).astype(np.float64)
+    _, exponent = np.frexp(np.abs(exact))
+    ulp = np.maximum(np.ldexp(1.0, exponent - 24), 2.0**-149)
+    with np.errstate(invalid="ignore"):
+        errors = np.abs(actual - exact) / ulp
+    nan = np.isnan(exact) | np.isnan(actual)
+    errors[nan] = np.where(np.isnan(exact) & np.isnan(actual), 0.0, np.inf)[nan]
+    infinite = np.isinf(rounded) | np.isinf(actual)
+    errors[infinite & ~nan] = np.where(actual == rounded, 0.0, np.inf)[infinite & ~nan]
+    zeros = (exact == 0) & (actual == 0)
+    errors[zeros] = np.where(np.signbit(actual) == np.signbit(exact), 0.0, np.inf)[zeros]
+    return errors
+
+
+def compile_unary(body: str, size: int):
+    """`body` computes %y from %x (tensor<size x f32>); returns the compiled function."""
+    t = tensor_type([size])
+    text = f"func.func @main(%x: {t}) -> {t} {{\n{body.format(t=t)}\n  return %y : {t}\n}}\n"
+    return strata.compile(text)
+
+
+def one_op(name, attrs=""):
+    attr_text = f" {{{{{attrs}}}}}" if attrs else ""
+    return f'  %y = "graph.{name}"(%x){attr_text} : ({{t}}) -> {{t}}'
+
+
+ONE_PLUS = (
+    '  %one = "graph.constant"() {{value = dense<1.0> : tensor<f32>}} : () -> tensor<f32>\n'
+    '  %s = "graph.add"(%x, %one) : ({t}, tensor<f32>) -> {t}\n'
+)
+
+
+def sigmoid64(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def gelu_tanh_argument(x):
+    return 2.0 * math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
+
+
+def gelu_tanh_bound(x):
+    # x sigmoid(v) inherits the rounding of v in f32 (any f32 evaluation of this form does):
+    # for v < 0 about |v| ulps of v's two ulps; 6 ulps where |v| is small.
+    v = gelu_tanh_argument(x)
+    return np.where(v < -3.0, 6.0 + 2.5 * np.abs(v), 6.0)
+
+
+def gelu64(x):
+    return x * 0.5 * erfc64(-x / 2**0.5)
+
+
+def gelu_tanh64(x):
+    # 0.5 x (1 + tanh(u)) as x sigmoid(2u): the tanh form cancels in float64 too.
+    return x * sigmoid64(gelu_tanh_argument(x))
+
+
+# name: (graph body, float64 reference, ulp bound, finite domain)
+UNARY = {
+    "exp": (one_op("exp"), np.exp, 2, None),
+    "log": (one_op("log"), np.log, 2, None),
+    "log1p": (ONE_PLUS + '  %y = "graph.log"(%s) : ({t}) -> {t}', np.log1p, 3, None),
+    "tanh": (one_op("tanh"), np.tanh, 3, None),
+    "sigmoid": (one_op("sigmoid"), sigmoid64, 4, None),
+    # Below -88, x e^x is subnormal while e^x underflows: silu's bound holds above.
+    "silu": (one_op("silu"), lambda x: x * sigmoid64(x), 4, (-88, np.inf)),
+    "erf": (one_op("erf"), erf64, 3, None),
+    # Likewise the GELUs below -13 (erf form) and -9.9 (tanh form), where their normal-range
+    # results come from a subnormal factor.
+    "gelu": (one_op("gelu", 'approximate = "none"'), gelu64, 6, (-13, np.inf)),
+    "gelu_tanh": (
+        one_op("gelu", 'approximate = "tanh"'),
+        gelu_tanh64,
+        gelu_tanh_bound,
+        (-9.9, 1e12),
+    ),
+    "sin": (one_op("sin"), np.sin, 2, None),
+    "cos": (one_op("cos"), np.cos, 2, None),
+    "sqrt": (one_op("sqrt"), np.sqrt, 0.5, None),
+    "rsqrt": (one_op("rsqrt"), lambda x: 1.0 / np.sqrt(x), 1.5, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_accuracy(name, rng):
+    body, reference, bound, domain = UNARY[name]
+    x = sweep(rng, *(domain or (-np.inf, np.inf)))
+    fn = compile_unary(body, x.size)
+    with np.errstate(all="ignore"):
+        exact = reference(x.astype(np.float64))
+    actual = fn(x)
+    errors = ulp_errors(actual, exact)
+    with np.errstate(all="ignore"):
+        bounds = bound(x.astype(np.float64)) if callable(bound) else np.full(x.shape, bound)
+    worst = int(np.argmax(errors - bounds))
+    assert errors[worst] <= bounds[worst], (
+        f"{name}({x[worst]!r}) = {actual[worst]!r}, exact {exact[worst]!r}: "
+        f"{errors[worst]:.2f} ulp > {bounds[worst]}"
+    )
+
+
+def test_pow_accuracy(rng):
+    bases = sweep(rng)
+    exponents = np.concatenate(
+        [
+            [0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -3.0, 0.5, -0.5, 1e-8, 7.0, 40.0, -40.0],
+            [math.inf, -math.inf, math.nan, 2.0**24, 2.0**24 + 2, 1e30],
+            rng.uniform(-30, 30, 300),
+        ]
+    ).astype(np.float32)
+    x = np.repeat(bases, exponents.size)
+    y = np.tile(exponents, bases.size)
+    t = tensor_type([x.size])
+    text = (
+        f"func.func @main(%x: {t}, %e: {t}) -> {t} {{\n"
+        f'  %y = "graph.pow"(%x, %e) : ({t}, {t}) -> {t}\n'
+        f"  return %y : {t}\n}}\n"
+    )
+    actual = strata.compile(text)(x, y)
+    with np.errstate(all="ignore"):
+        exact = np.power(x.astype(np.float64), y.astype(np.float64))
+    errors = ulp_errors(actual, exact)
+    worst = int(np.argmax(errors))
+    assert errors[worst] <= 1, (
+        f"pow({x[worst]!r}, {y[worst]!r}) = {actual[worst]!r}, exact {exact[worst]!r}: "
+        f"{errors[worst]:.2f} ulp"
+    )
