@@ -1,4 +1,4 @@
-"""`--lower-fork-join`: defines the forks --outline-parallel declared, on POSIX threads.
+"""`--lower-fork-join`: defines the forks --outline-parallel declared, on a thread pool.
 
 Runs on the LLVM dialect. For every declared `@__strata_fork_<task>(n, captures...)` it adds
 
@@ -6,12 +6,21 @@ Runs on the LLVM dialect. For every declared `@__strata_fork_<task>(n, captures.
   `@__strata_parallel_for(@__strata_thunk_<task>, &struct, n)`;
 - `@__strata_thunk_<task>(ctx, begin, end)`: loads the captures and calls `@<task>`;
 
-and, once per module, `@__strata_parallel_for`: splits [0, n) into min(n, 64) contiguous
-ranges, starts a thread (pthread_create) for every range but the first, runs the first on the
-calling thread and joins the others. A range whose thread cannot be started runs on the caller.
-Everything is internal to the module: a compiled artifact needs only the C library, no
-threading runtime beside it. Threads are started per fork (tens of microseconds), which is why
---tile-configure only splits kernels with enough work.
+and, once per module, `@__strata_parallel_for` over a persistent pool of POSIX threads: it
+splits [0, n) into min(n, 64) contiguous ranges, publishes them as one job and runs ranges
+itself until none is left, then waits for the ones that workers took. Workers are started on
+first use (as many as the largest fork needs, less one for the caller) and live until the
+module is unloaded (a global destructor stops and joins them), so a fork costs a wake-up, not
+a thread start. Between jobs a worker spins briefly on the job counter before it sleeps on a
+condition variable: back-to-back forks (one per kernel of a model) find it awake.
+
+Safety: ranges are claimed by compare-and-swap on one word that holds the job's generation
+and the next range, so a late worker can never take a range of a newer job. One host thread
+at a time owns the pool; another host thread that forks meanwhile (or a task that forks) runs
+its ranges itself, which is correct and only slower. A forked child process starts with no
+workers: the pool records its process id and resets itself in a new one. Everything is internal to the module: a compiled
+artifact needs only the C library (pthreads, zero-initialized mutexes and condition variables
+as on Linux), no threading runtime beside it.
 """
 
 from __future__ import annotations
@@ -22,83 +31,283 @@ from .ir_query import find_ops, symbol_name
 from .outline_parallel import FORK_PREFIX
 from .registry import register_pass
 
-_JOB = "!llvm.struct<(ptr, ptr, i64, i64)>"  # task, captures, begin, end
 MAX_THREADS = 64
+_SPINS = 1 << 15  # about 20-50 us of polling before a worker or the caller sleeps
+
+_MUTEXES = ("lock", "busy", "wake", "done")  # pthread_mutex_t / pthread_cond_t storage
+_WORDS = ("workers", "generation", "stop", "pid", "n", "ranges", "next", "remaining")
+
+
+def _globals() -> str:
+    lines = [
+        f"llvm.mlir.global internal @__strata_pool_{name}(dense<0> : tensor<64xi8>)"
+        " {alignment = 64 : i64} : !llvm.array<64 x i8>"
+        for name in _MUTEXES
+    ]
+    lines += [
+        f"llvm.mlir.global internal @__strata_pool_{name}(0 : i64) {{alignment = 8 : i64}} : i64"
+        for name in _WORDS
+    ]
+    lines += [
+        f"llvm.mlir.global internal @__strata_pool_{name}() {{alignment = 8 : i64}} : !llvm.ptr {{"
+        "\n  %z = llvm.mlir.zero : !llvm.ptr\n  llvm.return %z : !llvm.ptr\n}"
+        for name in ("fn", "ctx")
+    ]
+    lines.append(
+        f"llvm.mlir.global internal @__strata_pool_threads(dense<0> : tensor<{MAX_THREADS}xi64>)"
+        f" {{alignment = 8 : i64}} : !llvm.array<{MAX_THREADS} x i64>"
+    )
+    return "\n".join(lines)
+
+
+_ADDRESSES = "\n".join(
+    f"  %{name}_p = llvm.mlir.addressof @__strata_pool_{name} : !llvm.ptr"
+    for name in (*_MUTEXES, *_WORDS, "fn", "ctx", "threads")
+)
 
 _RUNTIME = f"""
 llvm.func @pthread_create(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 llvm.func @pthread_join(i64, !llvm.ptr) -> i32
-llvm.func internal @__strata_worker(%job: !llvm.ptr) -> !llvm.ptr {{
-  %j = llvm.load %job : !llvm.ptr -> {_JOB}
-  %fn = llvm.extractvalue %j[0] : {_JOB}
-  %ctx = llvm.extractvalue %j[1] : {_JOB}
-  %begin = llvm.extractvalue %j[2] : {_JOB}
-  %end = llvm.extractvalue %j[3] : {_JOB}
+llvm.func @pthread_mutex_lock(!llvm.ptr) -> i32
+llvm.func @pthread_mutex_trylock(!llvm.ptr) -> i32
+llvm.func @pthread_mutex_unlock(!llvm.ptr) -> i32
+llvm.func @pthread_cond_wait(!llvm.ptr, !llvm.ptr) -> i32
+llvm.func @pthread_cond_broadcast(!llvm.ptr) -> i32
+llvm.func @getpid() -> i32
+{_globals()}
+
+// Claims and runs ranges of job `gen` until none is left; the one that finishes the last
+// range wakes the caller.
+llvm.func internal @__strata_pool_run(%gen: i64, %fn: !llvm.ptr, %ctx: !llvm.ptr, %n: i64,
+                                      %ranges: i64) {{
+{_ADDRESSES}
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %c32 = llvm.mlir.constant(32 : i64) : i64
+  %mask = llvm.mlir.constant(4294967295 : i64) : i64
+  llvm.br ^claim
+^claim:
+  %word = llvm.load %next_p atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+  %word_gen = llvm.lshr %word, %c32 : i64
+  %same = llvm.icmp "eq" %word_gen, %gen : i64
+  %i = llvm.and %word, %mask : i64
+  %left = llvm.icmp "slt" %i, %ranges : i64
+  %open = llvm.and %same, %left : i1
+  llvm.cond_br %open, ^take, ^exit
+^take:
+  %word1 = llvm.add %word, %c1 : i64
+  %pair = llvm.cmpxchg %next_p, %word, %word1 acq_rel acquire : !llvm.ptr, i64
+  %won = llvm.extractvalue %pair[1] : !llvm.struct<(i64, i1)>
+  llvm.cond_br %won, ^run, ^claim
+^run:
+  %in = llvm.mul %i, %n : i64
+  %begin = llvm.sdiv %in, %ranges : i64
+  %i1 = llvm.add %i, %c1 : i64
+  %i1n = llvm.mul %i1, %n : i64
+  %end = llvm.sdiv %i1n, %ranges : i64
   llvm.call %fn(%ctx, %begin, %end) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
-  %null = llvm.mlir.zero : !llvm.ptr
-  llvm.return %null : !llvm.ptr
+  %before = llvm.atomicrmw sub %remaining_p, %c1 acq_rel : !llvm.ptr, i64
+  %last = llvm.icmp "eq" %before, %c1 : i64
+  llvm.cond_br %last, ^signal, ^claim
+^signal:
+  %l0 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
+  %b0 = llvm.call @pthread_cond_broadcast(%done_p) : (!llvm.ptr) -> i32
+  %u0 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.br ^claim
+^exit:
+  llvm.return
 }}
-llvm.func internal @__strata_parallel_for(%fn: !llvm.ptr, %ctx: !llvm.ptr, %n: i64) {{
+
+llvm.func internal @__strata_pool_worker(%unused: !llvm.ptr) -> !llvm.ptr {{
+{_ADDRESSES}
   %c0 = llvm.mlir.constant(0 : i64) : i64
   %c1 = llvm.mlir.constant(1 : i64) : i64
+  %spins = llvm.mlir.constant({_SPINS} : i64) : i64
+  %null = llvm.mlir.zero : !llvm.ptr
+  %l0 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.br ^wait(%c0 : i64)
+^wait(%seen: i64):  // holding the lock
+  %stop = llvm.load %stop_p : !llvm.ptr -> i64
+  %stopping = llvm.icmp "ne" %stop, %c0 : i64
+  llvm.cond_br %stopping, ^exit, ^check
+^check:
+  %gen = llvm.load %generation_p : !llvm.ptr -> i64
+  %idle = llvm.icmp "eq" %gen, %seen : i64
+  llvm.cond_br %idle, ^sleep, ^work
+^sleep:
+  %w0 = llvm.call @pthread_cond_wait(%wake_p, %lock_p) : (!llvm.ptr, !llvm.ptr) -> i32
+  llvm.br ^wait(%seen : i64)
+^work:
+  %fn = llvm.load %fn_p : !llvm.ptr -> !llvm.ptr
+  %ctx = llvm.load %ctx_p : !llvm.ptr -> !llvm.ptr
+  %n = llvm.load %n_p : !llvm.ptr -> i64
+  %ranges = llvm.load %ranges_p : !llvm.ptr -> i64
+  %u0 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.call @__strata_pool_run(%gen, %fn, %ctx, %n, %ranges)
+      : (i64, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
+  llvm.br ^spin(%c0 : i64)
+^spin(%k: i64):  // a next job soon after this one finds the worker awake
+  %now = llvm.load %generation_p atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+  %moved = llvm.icmp "ne" %now, %gen : i64
+  %k1 = llvm.add %k, %c1 : i64
+  %tired = llvm.icmp "sge" %k1, %spins : i64
+  %leave = llvm.or %moved, %tired : i1
+  llvm.cond_br %leave, ^relock, ^spin(%k1 : i64)
+^relock:
+  %l1 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.br ^wait(%gen : i64)
+^exit:
+  %u1 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.return %null : !llvm.ptr
+}}
+
+// In a child process after fork(): no worker exists there, and the locks may be held by
+// threads that do not. (pthread_atfork is not a dynamic symbol of glibc: the pool notices
+// the new process id instead.)
+llvm.func internal @__strata_pool_after_fork() {{
+{_ADDRESSES}
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %zero8 = llvm.mlir.constant(0 : i8) : i8
+  %size = llvm.mlir.constant(64 : i64) : i64
+  "llvm.intr.memset"(%lock_p, %zero8, %size) <{{isVolatile = false}}> : (!llvm.ptr, i8, i64) -> ()
+  "llvm.intr.memset"(%busy_p, %zero8, %size) <{{isVolatile = false}}> : (!llvm.ptr, i8, i64) -> ()
+  "llvm.intr.memset"(%wake_p, %zero8, %size) <{{isVolatile = false}}> : (!llvm.ptr, i8, i64) -> ()
+  "llvm.intr.memset"(%done_p, %zero8, %size) <{{isVolatile = false}}> : (!llvm.ptr, i8, i64) -> ()
+  llvm.store %c0, %workers_p : i64, !llvm.ptr
+  llvm.return
+}}
+
+// Unloading the module: wake every worker with the stop flag set and join it, so that no
+// thread is left running code that is about to be unmapped.
+llvm.func internal @__strata_pool_shutdown() {{
+{_ADDRESSES}
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %null = llvm.mlir.zero : !llvm.ptr
+  %l0 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.store %c1, %stop_p : i64, !llvm.ptr
+  %gen = llvm.load %generation_p : !llvm.ptr -> i64
+  %gen1 = llvm.add %gen, %c1 : i64
+  llvm.store %gen1, %generation_p atomic release {{alignment = 8 : i64}} : i64, !llvm.ptr
+  %b0 = llvm.call @pthread_cond_broadcast(%wake_p) : (!llvm.ptr) -> i32
+  %count = llvm.load %workers_p : !llvm.ptr -> i64
+  llvm.store %c0, %workers_p : i64, !llvm.ptr
+  %u0 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.br ^join(%c0 : i64)
+^join(%t: i64):
+  %more = llvm.icmp "slt" %t, %count : i64
+  llvm.cond_br %more, ^one, ^done
+^one:
+  %slot = llvm.getelementptr %threads_p[%t] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %id = llvm.load %slot : !llvm.ptr -> i64
+  %j0 = llvm.call @pthread_join(%id, %null) : (i64, !llvm.ptr) -> i32
+  %t1 = llvm.add %t, %c1 : i64
+  llvm.br ^join(%t1 : i64)
+^done:
+  llvm.return
+}}
+llvm.mlir.global_dtors dtors = [@__strata_pool_shutdown], priorities = [65535 : i32],
+                       data = [#llvm.zero]
+
+llvm.func internal @__strata_parallel_for(%fn: !llvm.ptr, %ctx: !llvm.ptr, %n: i64) {{
+{_ADDRESSES}
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %c32 = llvm.mlir.constant(32 : i64) : i64
   %zero32 = llvm.mlir.constant(0 : i32) : i32
   %most = llvm.mlir.constant({MAX_THREADS} : i64) : i64
+  %spins = llvm.mlir.constant({_SPINS} : i64) : i64
+  %null = llvm.mlir.zero : !llvm.ptr
+  %worker = llvm.mlir.addressof @__strata_pool_worker : !llvm.ptr
   %few = llvm.icmp "slt" %n, %most : i64
   %ranges = llvm.select %few, %n, %most : i1, i64
-  %jobs = llvm.alloca %most x {_JOB} : (i64) -> !llvm.ptr
-  %threads = llvm.alloca %most x i64 : (i64) -> !llvm.ptr
-  %started = llvm.alloca %most x i32 : (i64) -> !llvm.ptr
-  %worker = llvm.mlir.addressof @__strata_worker : !llvm.ptr
-  %null = llvm.mlir.zero : !llvm.ptr
-  %undef = llvm.mlir.undef : {_JOB}
-  llvm.br ^spawn(%c1 : i64)
-^spawn(%t: i64):
-  %more = llvm.icmp "slt" %t, %ranges : i64
-  llvm.cond_br %more, ^start, ^run_first
+  %parallel = llvm.icmp "sgt" %ranges, %c1 : i64
+  llvm.cond_br %parallel, ^process, ^alone
+^process:
+  %pid32 = llvm.call @getpid() : () -> i32
+  %pid = llvm.sext %pid32 : i32 to i64
+  %owner = llvm.load %pid_p atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+  %here = llvm.icmp "eq" %owner, %pid : i64
+  llvm.cond_br %here, ^own, ^adopt
+^adopt:  // first use (owner 0), or a forked child (another owner)
+  %swap = llvm.cmpxchg %pid_p, %owner, %pid acq_rel acquire : !llvm.ptr, i64
+  %adopted = llvm.extractvalue %swap[1] : !llvm.struct<(i64, i1)>
+  %inherited = llvm.icmp "ne" %owner, %c0 : i64
+  %reset = llvm.and %adopted, %inherited : i1
+  llvm.cond_br %reset, ^forget, ^own
+^forget:
+  llvm.call @__strata_pool_after_fork() : () -> ()
+  llvm.br ^own
+^own:
+  %busy = llvm.call @pthread_mutex_trylock(%busy_p) : (!llvm.ptr) -> i32
+  %mine = llvm.icmp "eq" %busy, %zero32 : i32
+  llvm.cond_br %mine, ^publish, ^alone
+^alone:  // one range, or the pool is another host thread's (or this task's own) right now
+  %any = llvm.icmp "sgt" %n, %c0 : i64
+  llvm.cond_br %any, ^serial, ^return
+^serial:
+  llvm.call %fn(%ctx, %c0, %n) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
+  llvm.br ^return
+^publish:
+  %l0 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.br ^grow
+^grow:  // workers for all ranges but the caller's
+  %have = llvm.load %workers_p : !llvm.ptr -> i64
+  %need = llvm.sub %ranges, %c1 : i64
+  %short = llvm.icmp "slt" %have, %need : i64
+  llvm.cond_br %short, ^start, ^job
 ^start:
-  %tn = llvm.mul %t, %n : i64
-  %begin = llvm.sdiv %tn, %ranges : i64
-  %t1 = llvm.add %t, %c1 : i64
-  %t1n = llvm.mul %t1, %n : i64
-  %end = llvm.sdiv %t1n, %ranges : i64
-  %j0 = llvm.insertvalue %fn, %undef[0] : {_JOB}
-  %j1 = llvm.insertvalue %ctx, %j0[1] : {_JOB}
-  %j2 = llvm.insertvalue %begin, %j1[2] : {_JOB}
-  %j3 = llvm.insertvalue %end, %j2[3] : {_JOB}
-  %job = llvm.getelementptr %jobs[%t] : (!llvm.ptr, i64) -> !llvm.ptr, {_JOB}
-  llvm.store %j3, %job : {_JOB}, !llvm.ptr
-  %thread = llvm.getelementptr %threads[%t] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  %rc = llvm.call @pthread_create(%thread, %null, %worker, %job)
+  %slot = llvm.getelementptr %threads_p[%have] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %rc = llvm.call @pthread_create(%slot, %null, %worker, %null)
       : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
-  %flag = llvm.getelementptr %started[%t] : (!llvm.ptr, i64) -> !llvm.ptr, i32
-  llvm.store %rc, %flag : i32, !llvm.ptr
   %failed = llvm.icmp "ne" %rc, %zero32 : i32
-  llvm.cond_br %failed, ^inline, ^spawn(%t1 : i64)
-^inline:
-  llvm.call %fn(%ctx, %begin, %end) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
-  llvm.br ^spawn(%t1 : i64)
-^run_first:
-  %first_end = llvm.sdiv %n, %ranges : i64
-  %any = llvm.icmp "sgt" %ranges, %c0 : i64
-  llvm.cond_br %any, ^first, ^join(%c1 : i64)
-^first:
-  llvm.call %fn(%ctx, %c0, %first_end) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
-  llvm.br ^join(%c1 : i64)
-^join(%u: i64):
-  %waiting = llvm.icmp "slt" %u, %ranges : i64
-  llvm.cond_br %waiting, ^check, ^done
-^check:
-  %uflag = llvm.getelementptr %started[%u] : (!llvm.ptr, i64) -> !llvm.ptr, i32
-  %urc = llvm.load %uflag : !llvm.ptr -> i32
-  %u1 = llvm.add %u, %c1 : i64
-  %running = llvm.icmp "eq" %urc, %zero32 : i32
-  llvm.cond_br %running, ^wait, ^join(%u1 : i64)
-^wait:
-  %uthread = llvm.getelementptr %threads[%u] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  %id = llvm.load %uthread : !llvm.ptr -> i64
-  %jrc = llvm.call @pthread_join(%id, %null) : (i64, !llvm.ptr) -> i32
-  llvm.br ^join(%u1 : i64)
-^done:
+  %have1 = llvm.add %have, %c1 : i64
+  llvm.cond_br %failed, ^job, ^started
+^started:
+  llvm.store %have1, %workers_p : i64, !llvm.ptr
+  llvm.br ^grow
+^job:  // ranges nobody takes (too few workers could start) run on the caller
+  %gen0 = llvm.load %generation_p : !llvm.ptr -> i64
+  %gen = llvm.add %gen0, %c1 : i64
+  %gen_mask = llvm.mlir.constant(4294967295 : i64) : i64
+  %gen32 = llvm.and %gen, %gen_mask : i64
+  llvm.store %fn, %fn_p : !llvm.ptr, !llvm.ptr
+  llvm.store %ctx, %ctx_p : !llvm.ptr, !llvm.ptr
+  llvm.store %n, %n_p : i64, !llvm.ptr
+  llvm.store %ranges, %ranges_p : i64, !llvm.ptr
+  llvm.store %ranges, %remaining_p atomic release {{alignment = 8 : i64}} : i64, !llvm.ptr
+  %word = llvm.shl %gen32, %c32 : i64
+  llvm.store %word, %next_p atomic release {{alignment = 8 : i64}} : i64, !llvm.ptr
+  llvm.store %gen32, %generation_p atomic release {{alignment = 8 : i64}} : i64, !llvm.ptr
+  %b0 = llvm.call @pthread_cond_broadcast(%wake_p) : (!llvm.ptr) -> i32
+  %u0 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.call @__strata_pool_run(%gen32, %fn, %ctx, %n, %ranges)
+      : (i64, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
+  llvm.br ^spin(%c0 : i64)
+^spin(%k: i64):
+  %left = llvm.load %remaining_p atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+  %finished = llvm.icmp "eq" %left, %c0 : i64
+  llvm.cond_br %finished, ^release, ^count
+^count:
+  %k1 = llvm.add %k, %c1 : i64
+  %tired = llvm.icmp "sge" %k1, %spins : i64
+  llvm.cond_br %tired, ^sleep, ^spin(%k1 : i64)
+^sleep:
+  %l1 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.br ^recheck
+^recheck:
+  %left1 = llvm.load %remaining_p atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+  %finished1 = llvm.icmp "eq" %left1, %c0 : i64
+  llvm.cond_br %finished1, ^woken, ^block
+^block:
+  %w0 = llvm.call @pthread_cond_wait(%done_p, %lock_p) : (!llvm.ptr, !llvm.ptr) -> i32
+  llvm.br ^recheck
+^woken:
+  %u1 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
+  llvm.br ^release
+^release:
+  %u2 = llvm.call @pthread_mutex_unlock(%busy_p) : (!llvm.ptr) -> i32
+  llvm.br ^return
+^return:
   llvm.return
 }}
 """
@@ -163,5 +372,5 @@ def lower_fork_join(module: ir.Operation) -> None:
         defined = {symbol_name(op) for op in body.operations if "sym_name" in op.attributes}
         parsed = ir.Module.parse("\n".join(texts))
         for op in list(parsed.body.operations):
-            if symbol_name(op) not in defined:
+            if "sym_name" not in op.attributes or symbol_name(op) not in defined:
                 body.append(op.detach_from_parent())

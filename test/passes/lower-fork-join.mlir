@@ -1,10 +1,23 @@
 // RUN: strata-opt %s --lower-fork-join | FileCheck %s
 
 // The fork stores its captures in a stack struct and hands a thunk over it to the module's
-// parallel-for, which starts POSIX threads for all ranges but the first and joins them.
-// CHECK-LABEL: llvm.func internal @__strata_parallel_for(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64)
-// CHECK: llvm.call @pthread_create
+// parallel-for. That publishes the ranges as a job of a persistent pool (workers started on
+// first use), runs ranges itself and waits; ranges are claimed by compare-and-swap, and a
+// global destructor stops and joins the workers when the module is unloaded.
+// CHECK-LABEL: llvm.func internal @__strata_pool_run(
+// CHECK: llvm.cmpxchg %{{.*}} acq_rel acquire
+// CHECK: llvm.call %{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
+// CHECK: llvm.atomicrmw sub
+// CHECK-LABEL: llvm.func internal @__strata_pool_worker(
+// CHECK: llvm.call @pthread_cond_wait
+// CHECK-LABEL: llvm.func internal @__strata_pool_shutdown(
 // CHECK: llvm.call @pthread_join
+// CHECK: llvm.mlir.global_dtors dtors = [@__strata_pool_shutdown]
+// CHECK-LABEL: llvm.func internal @__strata_parallel_for(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64)
+// CHECK: llvm.call @pthread_mutex_trylock
+// CHECK: llvm.call @pthread_create
+// CHECK: llvm.call @pthread_cond_broadcast
+// CHECK: llvm.call @__strata_pool_run
 // CHECK-LABEL: llvm.func internal @__strata_thunk_task(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64)
 // CHECK: %[[S:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.struct<(ptr, f32)>
