@@ -421,12 +421,20 @@ def softmax(x: ir.Value, axis: int) -> ir.Value:
     )
     total = lb.reduce(shifted, [axis], lb.scalar(element, 0), add)
     return lb.generic(
-        [shifted, total],
+        [shifted, once_per_row(linalg.reciprocal, total)],
         lb.empty(t.shape, element),
         [full, kept, full],
         [lb.PARALLEL] * t.rank,
-        lambda e, s, _: arith.divf(e, s),
+        lambda e, inverse, _: arith.mulf(e, inverse),
     )
+
+
+def once_per_row(named_op, reduced: ir.Value) -> ir.Value:
+    """`named_op` (linalg.reciprocal, linalg.rsqrt) of a reduced tensor, as a named op: the
+    elementwise fusion that follows merges generics only, so a generic here would be inlined
+    into its broadcasting consumer and computed for every element instead of every row."""
+    t = lb.ranked(reduced)
+    return named_op(reduced, outs=[lb.empty(t.shape, t.element_type)])
 
 
 @lowering("softmax")
@@ -434,10 +442,19 @@ def lower_softmax(op):
     return softmax(op.input, normalize_axis(op.axis, _out(op).rank))
 
 
-def _mean_over(x: ir.Value, axes: list[int], count: int) -> ir.Value:
+def _mean_over(x: ir.Value, axes: list[int], count: int, plus: float = 0.0) -> ir.Value:
+    """The mean over `axes` (+ `plus`). A product with 1 / count, not a division: where this
+    is fused into a consumer it runs per element."""
     total = lb.reduce(x, axes, lb.scalar(lb.ranked(x).element_type, 0), add)
     out = lb.ranked(total)
-    return lb.elementwise([total], out.shape, out.element_type, lambda s: div(s, const(s, count)))
+
+    def mean(s):
+        if not _is_float(s):
+            return div(s, const(s, count))
+        scaled = arith.mulf(s, const(s, 1.0 / count))
+        return arith.addf(scaled, const(s, plus)) if plus else scaled
+
+    return lb.elementwise([total], out.shape, out.element_type, mean)
 
 
 @lowering("layer_norm", "rms_norm")
@@ -462,15 +479,15 @@ def lower_norm(op):
             lambda v, m, _: arith.subf(v, m),
         )
     squares = lb.elementwise([x], t.shape, element, lambda v: arith.mulf(v, v))
-    var = _mean_over(squares, axes, count)
+    inverse_std = once_per_row(linalg.rsqrt, _mean_over(squares, axes, count, plus=eps))
 
-    def normalize(v, s, gamma, *rest):
-        scaled = arith.mulf(arith.mulf(v, rsqrt(arith.addf(s, const(s, eps)))), gamma)
+    def normalize(v, inverse, gamma, *rest):
+        scaled = arith.mulf(arith.mulf(v, inverse), gamma)
         return arith.addf(scaled, rest[0]) if len(rest) == 2 else scaled
 
     params = [op.gamma] + ([op.beta] if op.mnemonic == "layer_norm" else [])
     return lb.generic(
-        [x, var, *params],
+        [x, inverse_std, *params],
         lb.empty(t.shape, element),
         [full, kept] + [axes] * len(params) + [full],
         parallel,

@@ -18,7 +18,8 @@ Safety: ranges are claimed by compare-and-swap on one word that holds the job's 
 and the next range, so a late worker can never take a range of a newer job. One host thread
 at a time owns the pool; another host thread that forks meanwhile (or a task that forks) runs
 its ranges itself, which is correct and only slower. A forked child process starts with no
-workers: the pool records its process id and resets itself in a new one. Everything is internal to the module: a compiled
+workers: the pool records its process id and resets itself in a new one. Everything is
+internal to the module: a compiled
 artifact needs only the C library (pthreads, zero-initialized mutexes and condition variables
 as on Linux), no threading runtime beside it.
 """

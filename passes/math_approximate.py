@@ -183,17 +183,24 @@ def _fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
     return arith.addf(arith.mulf(a, b, fastmath=_contract()), c, fastmath=_contract())
 
 
-def exp_f32(x: ir.Value) -> ir.Value:
+def exp_f32(x: ir.Value, *, at_least_one: bool = False) -> ir.Value:
+    """exp(x); `at_least_one`: the caller knows x >= 0 (no subnormal results to care for, and
+    2^k is one factor that reaches inf by itself at k = 128)."""
     t = x.type
     # Clamped to where the result is inf (2^128) or rounds to 0 (2^-150 times at most 1.5):
     # the scaling below then overflows and underflows by itself, and NaN stays NaN throughout.
-    clamped = arith.minimumf(arith.maximumf(x, _const(t, _EXP_UNDERFLOW)), _const(t, 89.0))
+    clamped = arith.minimumf(x, _const(t, 89.0))
+    if not at_least_one:
+        clamped = arith.maximumf(clamped, _const(t, _EXP_UNDERFLOW))
     k = _round(arith.mulf(clamped, _const(t, _LOG2E)))
     r = _fma(k, _const(t, -_LN2_HI), clamped)
     r = _fma(k, _const(t, -_LN2_LO), r)
     p = _horner(r, _EXP_COEFFICIENTS)
     p = _fma(arith.mulf(p, r), r, arith.addf(r, _const(t, 1.0)))
-    return _scale(p, arith.fptosi(_i32(t), k))
+    k = arith.fptosi(_i32(t), k)
+    if at_least_one:
+        return arith.mulf(p, _power_of_two(k, ir.F32Type.get()))
+    return _scale(p, k)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -263,15 +270,16 @@ _TANH_COEFFICIENTS = (  # Cephes' tanhf: x + x z P(z), z = x^2, below 0.625
 
 
 def tanh_f32(x: ir.Value) -> ir.Value:
+    # On |x|, with x's sign bit put back last (so -0 stays -0); NaN propagates through both.
     t = x.type
-    z = arith.mulf(x, x)
-    small = arith.addf(arith.mulf(arith.mulf(_horner(z, _TANH_COEFFICIENTS), z), x), x)
     ax = mmath.absf(x)
-    e = exp_f32(arith.addf(ax, ax))
+    z = arith.mulf(ax, ax)
+    small = _fma(arith.mulf(_horner(z, _TANH_COEFFICIENTS), z), ax, ax)
+    e = exp_f32(arith.addf(ax, ax), at_least_one=True)
     two = _const(t, 2.0)
     large = arith.subf(_const(t, 1.0), arith.divf(two, arith.addf(e, _const(t, 1.0))))
-    y = arith.select(arith.cmpf(Cmp.OLT, ax, _const(t, 0.625)), small, _copysign(large, x))
-    return _select_nan(x, _keep_zero(x, y))
+    y = arith.select(arith.cmpf(Cmp.OLT, ax, _const(t, 0.625)), small, large)
+    return _copysign(y, x)
 
 
 # ----------------------------------------------------------------------------------------------

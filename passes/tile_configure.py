@@ -140,16 +140,29 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
     return config
 
 
-def _elementwise_config(desc, shape: list[int]) -> dict | None:
+_BYTES_PER_THREAD = 1 << 19  # below this, waking a worker costs more than it saves
+
+
+def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
+    """Vector-wide pieces of the innermost dim; a chain that moves enough memory (`buffers`
+    tensors of this size read or written) splits its outermost dim that divides evenly over
+    the target's cores (memory-bound work scales with cores up to the memory bandwidth)."""
     if not shape:
         return None
     lanes = desc.vector_lanes_f32
     width = tile_size(shape[-1], 4 * lanes, lanes)
-    return {
-        "strategy": "elementwise",
-        "tile_sizes": [1] * (len(shape) - 1) + [width],
-        "vector_size": lanes,
-    }
+    tiles = [1] * (len(shape) - 1) + [width]
+    config = {"strategy": "elementwise", "tile_sizes": tiles, "vector_size": lanes}
+    most = min(desc.cores, 4 * buffers * math.prod(shape) // _BYTES_PER_THREAD)
+    for dim, (extent, unit) in enumerate(zip(shape, tiles, strict=True)):
+        threads = most
+        while threads > 1 and extent % (threads * unit):
+            threads -= 1
+        if threads > 1:
+            config["threads"] = threads
+            config["thread_dim"] = dim
+            break
+    return config
 
 
 def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
@@ -172,7 +185,8 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         return _conv_config(desc, root) or loops
     if kind == "elementwise":
         shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
-        return _elementwise_config(desc, shape) or loops
+        buffers = len(kernel.regions[0].blocks[0].arguments) + 1
+        return _elementwise_config(desc, shape, buffers) or loops
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
         shape = ir.RankedTensorType(root.results[0].type).shape
         if len(shape) < 2 or _row_start(root) == 0:

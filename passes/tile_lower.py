@@ -333,11 +333,13 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
         return
     if strategy not in ("matmul", "elementwise"):
         return
+    threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
     for op in linalg_ops:
         if _parallel_only(op):
             sizes = _row_tiles(op, lanes)
             if sizes is not None:
-                script.vectorize_later(script.tile(script.match(op), sizes))
+                chunks = script.split(script.match(op), threads, dim, rank=len(sizes))
+                script.vectorize_later(script.tile(chunks, sizes))
 
 
 def _apply(module: ir.Operation, lines: list[str], what: str) -> None:

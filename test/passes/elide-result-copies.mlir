@@ -42,3 +42,28 @@ func.func @read_out(%x: memref<8xf32>, %out: memref<8xf32>) {
   memref.copy %buf, %out : memref<8xf32> to memref<8xf32>
   return
 }
+
+// -----
+
+// A row computed into a buffer and copied into a view of the out-parameter is computed in
+// the view; views of the buffer take the view's (dynamic) offset.
+// CHECK-LABEL: func.func @row
+// CHECK-NOT: memref.alloc
+// CHECK: %[[ROW:.*]] = memref.subview %{{.*}}[%{{.*}}, 0] [1, 64] [1, 1]
+// CHECK: memref.subview %[[ROW]][0, 16] [1, 16] [1, 1] : memref<1x64xf32, strided<[64, 1], offset: ?>> to memref<1x16xf32, strided<[64, 1], offset: ?>>
+// CHECK-NOT: memref.copy
+func.func @row(%in: memref<8x64xf32>, %out: memref<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %cst = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %buf = memref.alloc() : memref<1x64xf32>
+    linalg.fill ins(%cst : f32) outs(%buf : memref<1x64xf32>)
+    %part = memref.subview %buf[0, 16] [1, 16] [1, 1] : memref<1x64xf32> to memref<1x16xf32, strided<[64, 1], offset: 16>>
+    linalg.fill ins(%cst : f32) outs(%part : memref<1x16xf32, strided<[64, 1], offset: 16>>)
+    %view = memref.subview %out[%i, 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %buf, %view : memref<1x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+  }
+  return
+}

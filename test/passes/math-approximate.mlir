@@ -54,8 +54,8 @@ func.func @log_of_one_plus(%x: vector<8xf32>) -> vector<8xf32> {
 // CHECK-NOT: math.tanh
 // CHECK: math.absf
 // CHECK: arith.divf
-// CHECK: arith.andi %{{.*}} : vector<16xi32>
 // CHECK: arith.select
+// CHECK: arith.andi %{{.*}} : vector<16xi32>
 func.func @tanh_f32(%x: vector<16xf32>) -> vector<16xf32> {
   %0 = math.tanh %x : vector<16xf32>
   return %0 : vector<16xf32>
