@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from . import pipelines, source
-from .diagnostics import CompileError, SourcePos, collecting_errors, source_pos
+from .diagnostics import CompileError, Diagnostic, SourcePos, collecting_errors, source_pos
 from .dialects import target as targets
 from .passes.workspace_buffers import WORKSPACE_ATTR
 from .runtime.abi import DTYPES, Function, Signature, TensorSpec, packed_invoker
@@ -55,8 +55,8 @@ def signatures(module: ir.Module) -> list[Signature]:
             ins = tuple(_spec(t) for t in fn_type.inputs)
             outs = tuple(_spec(t) for t in fn_type.results)
         except ValueError as error:
-            op.location.emit_error(f"function '{name}' cannot be called from the runtime: {error}")
-            raise CompileError(f"function '{name}': {error}") from None
+            message = f"function '{name}' cannot be called from the runtime: {error}"
+            raise CompileError([Diagnostic("error", message, source_pos(op.location))]) from None
         result.append(Signature(name, ins, outs))
     return result
 

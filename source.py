@@ -9,7 +9,7 @@ from pathlib import Path
 from mlir import ir
 
 from . import dialects
-from .diagnostics import CompileError, DiagnosticCollector, from_mlir_error
+from .diagnostics import CompileError, Diagnostic, DiagnosticCollector, SourcePos, from_mlir_error
 
 SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
 
@@ -82,19 +82,82 @@ def parse(
     Locations name `name` with line numbers counted from `first_line`. With `verify`, the
     strata dialects' semantic verifiers run too. Errors raise CompileError with every diagnostic.
     """
+    check_before_parsing(text, name, first_line)
     padded = "\n" * (first_line - 1) + text
     with context, ir.Location.unknown(), DiagnosticCollector(context) as collector:
-        if _starts_with_module(text):
-            try:
-                op = ir.Operation.parse(padded, source_name=name)
-            except ir.MLIRError as error:
-                raise from_mlir_error(error) from None
-        else:
-            op = _parse_wrapped(padded, name)
-        module = as_module(op)
+        try:
+            if _starts_with_module(text):
+                module = as_module(ir.Operation.parse(padded, source_name=name))
+            elif first_line == 1 and _is_file_with(name, text):
+                # The whole file: MLIR's own parser makes the implicit module, located as
+                # mlir-opt's (0:0).
+                module = ir.Module.parseFile(name)
+            else:
+                # mlir-opt locates an implicit module where its chunk starts: after the
+                # `// -----` marker, or at 0:0 for the start of a file.
+                start = (first_line - 1, 9) if first_line > 1 else (0, 0)
+                module = as_module(_parse_wrapped(padded, name), ir.Location.file(name, *start))
+        except ir.MLIRError as error:
+            raise from_mlir_error(error) from None
         if verify and not dialects.verify_semantics(module.operation):
             raise CompileError(collector.errors)
     return module
+
+
+MAX_NESTING = 1000
+
+# String literals and comments are skipped: their brackets do not nest.
+_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[\[({<]|[\])}>]')
+# Dense arrays the Python bindings can represent; any other element type makes them raise (or,
+# inside a callback, abort), and MLIR 22's parser asserts on `array<index ...>`.
+ARRAY_ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f32", "f64")
+_ARRAY = re.compile(r"\barray<\s*([^\s:>]+)")
+
+
+def check_before_parsing(text: str, name: str, first_line: int = 1) -> None:
+    """Refuses input that MLIR's parser or its Python bindings would crash on rather than
+    diagnose: brackets nested deeper than MAX_NESTING (the recursive descent overflows the stack
+    a few thousand levels down) and dense arrays of other element types than
+    ARRAY_ELEMENT_TYPES (`array<index: 2>`, `array<si32: 1>`)."""
+    for match in _ARRAY.finditer(text):
+        element = match.group(1)
+        if element not in ARRAY_ELEMENT_TYPES and not _in_string_or_comment(text, match.start()):
+            raise _located(
+                text, match.start(1), name, first_line,
+                f"dense array element type must be one of {', '.join(ARRAY_ELEMENT_TYPES)}, "
+                f"got '{element}'",
+            )  # fmt: skip
+    if sum(text.count(c) for c in "[({<") <= MAX_NESTING:
+        return
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[({<":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise _located(
+                    text, match.start(), name, first_line,
+                    f"input nested more than {MAX_NESTING} levels deep",
+                )  # fmt: skip
+        elif token in "])}>":
+            depth = max(depth - 1, 0)
+
+
+def _in_string_or_comment(text: str, position: int) -> bool:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    for match in _TOKENS.finditer(text, start, len(text) if end < 0 else end):
+        if match.start() > position:
+            break
+        if position < match.end() and match.group()[0] in '"/':
+            return True
+    return False
+
+
+def _located(text: str, position: int, name: str, first_line: int, message: str) -> CompileError:
+    line = text.count("\n", 0, position) + first_line
+    col = position - (text.rfind("\n", 0, position) + 1) + 1
+    return CompileError([Diagnostic("error", message, SourcePos(name, line, col))])
 
 
 # Blank lines, comments and attribute/type alias definitions that precede the first op.
@@ -108,22 +171,32 @@ def _starts_with_module(text: str) -> bool:
 
 
 def _wrap_position(text: str, preamble_end: int) -> int:
+    """Where `module {` goes: the start of the last blank or comment line before the first op,
+    or, after an alias definition, the end of its line (aliases stay outside the module)."""
     position, offset = preamble_end, 0
     for line in text[:preamble_end].splitlines(keepends=True):
         if re.match(r"[ \t]*[#!]", line):
-            position = preamble_end  # aliases must stay outside the module
+            position = offset + len(line.rstrip("\n"))
         else:  # a blank or comment line
             position = offset
         offset += len(line)
     return position
 
 
+def _is_file_with(name: str, text: str) -> bool:
+    try:
+        return Path(name).is_file() and Path(name).read_text() == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _parse_wrapped(text: str, name: str) -> ir.Operation:
     """Parses several top-level ops as the body of a module.
 
     `module {` goes at the start of the last blank or comment line before the first op (after
-    alias definitions), so lines and op columns stay true. With no such line it goes in front
-    of the first op, whose line's columns then shift; parse errors are shifted back.
+    alias definitions), so lines and op columns stay true; a chunk of a split file has such a
+    line in its padding. With none it goes in front of the first op, whose line's columns then
+    shift; parse errors are shifted back.
     """
     body, resources = text, ""
     marker = text.find("{-#")
@@ -131,7 +204,7 @@ def _parse_wrapped(text: str, name: str) -> ir.Operation:
         body, resources = text[:marker], text[marker:]
     start = _wrap_position(body, _PREAMBLE.match(body).end())
     line = body.count("\n", 0, start) + 1
-    prefix = "module {"
+    prefix = "module {" if start == 0 or body[start - 1] == "\n" else " module {"
     wrapped = f"{body[:start]}{prefix}{body[start:]}\n}}\n{resources}"
     try:
         return ir.Operation.parse(wrapped, source_name=name)
@@ -143,10 +216,12 @@ def _parse_wrapped(text: str, name: str) -> ir.Operation:
         raise CompileError(failure.diagnostics) from None
 
 
-def as_module(op: ir.OpView | ir.Operation) -> ir.Module:
-    """An `ir.Module` owning `op`'s contents (the bindings cannot wrap a parsed module op)."""
+def as_module(op: ir.OpView | ir.Operation, implicit: ir.Location | None = None) -> ir.Module:
+    """An `ir.Module` owning `op`'s contents (the bindings cannot wrap a parsed module op).
+    A module that the parser made implicitly takes `implicit` as its location: mlir-opt
+    locates it at the start of its chunk (after the `// -----` marker; 0:0 for a file)."""
     op = getattr(op, "operation", op)
-    module = ir.Module.create(op.location)
+    module = ir.Module.create(implicit if implicit is not None else op.location)
     if op.name != "builtin.module":
         module.body.append(op)
         return module

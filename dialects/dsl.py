@@ -487,9 +487,17 @@ def _value(v) -> ir.Value:
     raise TypeError(f"expected an ir.Value, got {type(v).__name__}")
 
 
+# What tensors of Python-defined ops may hold: the element types every lowering handles.
+ELEMENT_TYPES = ("f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64")
+
+
 def _check_ranked_tensor(t: ir.Type, what: str) -> None:
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
         raise VerifyError(f"{what} must be a statically shaped ranked tensor, got {t}")
+    if str(t.element_type) not in ELEMENT_TYPES:
+        raise VerifyError(
+            f"{what} element type must be one of {', '.join(ELEMENT_TYPES)}, got {t.element_type}"
+        )
 
 
 # ----------------------------------------------------------------------------------------------

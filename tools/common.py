@@ -13,16 +13,27 @@ import click
 from ..diagnostics import CompileError, Diagnostic
 
 
-def print_diagnostics(diagnostics: list[Diagnostic], sources: dict[str, str] | None = None) -> None:
-    """Writes diagnostics to stderr like mlir-opt: location, message, source line, caret."""
+def print_diagnostics(
+    diagnostics: list[Diagnostic],
+    sources: dict[str, str] | None = None,
+    *,
+    current_op_notes: bool = False,
+) -> None:
+    """Writes diagnostics to stderr like mlir-opt: location, message, source line, caret; a
+    note shows its source line only where its location differs from the one before, as in
+    MLIR's SourceMgrDiagnosticHandler. The verifier's "see current operation" notes (the op
+    printed generically, possibly a whole function) are kept only with `current_op_notes`."""
     for diag in diagnostics:
         sys.stderr.write(diag.format().split("\n")[0] + "\n")
         _show_source(diag, sources or {})
+        previous = diag.pos
         for note in diag.notes:
-            if note.message.startswith("see current operation"):
-                continue  # the op is already shown by its source line
+            if note.message.startswith("see current operation") and not current_op_notes:
+                continue
             sys.stderr.write(note.format() + "\n")
-            _show_source(note, sources or {})
+            if note.pos != previous:
+                _show_source(note, sources or {})
+            previous = note.pos
     sys.stderr.flush()
 
 

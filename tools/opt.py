@@ -7,10 +7,13 @@ strata-opt invalid.mlir --split-input-file --verify-diagnostics
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -18,7 +21,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from .. import compiler, passes, source
-from ..diagnostics import CompileError, Diagnostic, DiagnosticCollector
+from ..diagnostics import CompileError, Diagnostic, DiagnosticCollector, from_mlir_error
 from ..dialects import target as targets
 from ..pipelines import Pipeline, Stage
 from ..verify_diagnostics import check, expectations
@@ -121,6 +124,38 @@ class Options:
     timing: bool
     target: str | None = None
     input_name: str = "<stdin>"
+    printing: Printing = field(default_factory=lambda: Printing())
+    unregistered: bool = False
+
+
+@dataclass
+class Printing:
+    """mlir-opt's general printing and pass-manager flags."""
+
+    generic: bool = False
+    debug_info: bool = False
+    local_scope: bool = False
+    elide_larger: int | None = None
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    after_change: bool = False
+    after_failure: bool = False
+    module_scope: bool = False
+    statistics: bool = False
+    dump_pipeline: bool = False
+    verify_each: bool = True
+    no_threads: bool = False
+
+    def print_module(self, module: ir.Module) -> str:
+        out = io.StringIO()
+        module.operation.print(
+            file=out,
+            large_elements_limit=self.elide_larger,
+            enable_debug_info=self.debug_info,
+            print_generic_op_form=self.generic,
+            use_local_scope=self.local_scope,
+        )
+        return out.getvalue() + "\n"
 
 
 def upstream_passes() -> list[tuple[str, str]]:
@@ -131,6 +166,17 @@ def upstream_passes() -> list[tuple[str, str]]:
     text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
     section = text.split("Passes:", 1)[-1]
     return re.findall(r"^ {6}--([a-z0-9][\w-]*)\s+-\s+(.*)$", section, re.MULTILINE)
+
+
+def dialect_list() -> str:
+    """mlir-opt's --show-dialects for strata's context: every upstream dialect (as the
+    bundled mlir-opt registers them) and strata's own."""
+    import mlir
+
+    binary = Path(next(iter(mlir.__path__)), "bin", "mlir-opt")
+    text = subprocess.run([binary, "--show-dialects"], capture_output=True, text=True).stdout
+    names = text.partition(":")[2].strip().split(",")
+    return "Available Dialects: " + ",".join(sorted({*names, "graph", "target", "tile"}))
 
 
 def list_passes() -> None:
@@ -156,13 +202,131 @@ def run_chunk(text: str, first_line: int, options: Options, context: ir.Context)
         stages = pipeline_stages(options.pass_pipeline, context)
     else:
         stages = [stage_for(n, o, context) for n, o in options.pass_flags]
-    Pipeline("strata-opt", stages).run(
-        module,
-        print_before=options.print_before_all,
-        print_after=options.print_after_all,
-        timing=options.timing,
+    if all(isinstance(stage.passes, str) for stage in stages):
+        run_upstream(module, [stage.passes for stage in stages], options)
+    else:
+        Pipeline("strata-opt", stages).run(
+            module,
+            print_before=options.print_before_all,
+            print_after=options.print_after_all,
+            timing=options.timing,
+        )
+    return options.printing.print_module(module)
+
+
+def run_upstream(module: ir.Module, pipeline: list[str], options: Options) -> None:
+    """Upstream passes only: one MLIR pass manager, printing, timing and statistics by MLIR
+    itself, so its output is mlir-opt's byte for byte."""
+    printing = options.printing
+    text = f"builtin.module({','.join(pipeline)})"
+    with module.context, DiagnosticCollector(module.context):
+        pm = PassManager.parse(text, module.context)
+    if printing.module_scope and not printing.no_threads:
+        # mlir-opt's rule (strata's contexts are single-threaded, but scripts stay portable).
+        raise CompileError(
+            "IR print for module scope can't be setup on a pass-manager without disabling "
+            "multi-threading first."
+        )
+    pm.enable_verifier(printing.verify_each)
+    if printing.dump_pipeline:
+        sys.stderr.write(pretty_pipeline(str(pm), len(pipeline)))
+    if options.timing:
+        pm.enable_timing()
+    if printing.statistics:
+        pm.enable_statistics()
+    selected = printing.before or printing.after
+    dumps = (
+        options.print_before_all or options.print_after_all or selected or printing.after_failure
     )
-    return str(module)
+    if dumps:
+        pm.enable_ir_printing(
+            print_before_all=options.print_before_all or bool(printing.before),
+            print_after_all=options.print_after_all or bool(printing.after),
+            print_module_scope=printing.module_scope,
+            print_after_change=printing.after_change,
+            print_after_failure=printing.after_failure,
+            large_elements_limit=printing.elide_larger,
+            enable_debug_info=printing.debug_info,
+            print_generic_op_form=printing.generic,
+        )
+    if not selected:
+        _run_reporting_errors(pm, module)
+        return
+    with _captured_stderr() as captured:
+        try:
+            _run_reporting_errors(pm, module)
+        finally:
+            sys.stderr.write(_selected_dumps(captured(), printing, options))
+
+
+def _run_reporting_errors(pm: PassManager, module: ir.Module) -> None:
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as error:
+        raise from_mlir_error(error) from None
+
+
+_DUMP = re.compile(r"^// -----// IR Dump (Before|After) .*?\(([\w.-]+)\)", re.MULTILINE)
+
+
+def _selected_dumps(text: str, printing: Printing, options: Options) -> str:
+    """The dumps of --mlir-print-ir-before=/--mlir-print-ir-after= passes (MLIR's printer
+    prints them for every pass; the Python bindings take no pass filter)."""
+    starts = [m.start() for m in _DUMP.finditer(text)]
+    pieces = [text[: starts[0] if starts else len(text)]]
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        match = _DUMP.match(text, start)
+        when, name = match.group(1), match.group(2)
+        wanted = (
+            (options.print_before_all or name in printing.before)
+            if when == "Before"
+            else (options.print_after_all or name in printing.after)
+        )
+        if wanted:
+            pieces.append(text[start:end])
+    return "".join(pieces)
+
+
+class _captured_stderr:
+    """Collects what C++ writes to file descriptor 2 (MLIR's IR printer) while active."""
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.file = tempfile.TemporaryFile(mode="w+b")
+        self.saved = os.dup(2)
+        os.dup2(self.file.fileno(), 2)
+        return self.text
+
+    def text(self) -> str:
+        os.dup2(self.saved, 2)
+        self.file.seek(0)
+        return self.file.read().decode()
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.file.close()
+
+
+def pretty_pipeline(text: str, count: int) -> str:
+    """A pass pipeline as mlir-opt's --dump-pass-pipeline prints it: one pass per line, nested
+    pipelines indented, a comma after every element but the last of its list."""
+
+    def lines(items: list[str], depth: int) -> list[str]:
+        out = []
+        for i, item in enumerate(items):
+            comma = "," if i < len(items) - 1 else ""
+            name, paren, rest = item.partition("(")
+            if paren and "{" not in name:
+                out.append("  " * depth + name + "(")
+                out += lines(split_top_level(rest[:-1]), depth + 1)
+                out.append("  " * depth + ")" + comma)
+            else:
+                out.append("  " * depth + item + comma)
+        return out
+
+    body = "\n".join(lines(split_top_level(text), 0))
+    return f"Pass Manager with {count} passes:\n{body}\n\n"
 
 
 def opt(options: Options) -> int:
@@ -171,6 +335,7 @@ def opt(options: Options) -> int:
     if options.input != "-":
         options.input_name = options.input
     context = source.make_context()
+    context.allow_unregistered_dialects = options.unregistered
     outputs, failed = [], False
     for chunk in source.split_input(text, options.split_input_file):
         with DiagnosticCollector(context) as collector:
@@ -180,17 +345,17 @@ def opt(options: Options) -> int:
             except CompileError as error:
                 emitted = _merge(collector.diagnostics, error.diagnostics)
                 if not options.verify_diagnostics:
-                    print_diagnostics(emitted, {options.input_name: text})
+                    print_diagnostics(emitted, {options.input_name: text}, current_op_notes=True)
                     return 1
         if options.verify_diagnostics:
             expected = expectations(chunk.text, options.input_name, chunk.first_line)
             failures = check(emitted, expected, options.input_name)
             if failures:
-                print_diagnostics(failures, {options.input_name: text})
+                print_diagnostics(failures, {options.input_name: text}, current_op_notes=True)
                 failed = True
         elif emitted:
-            print_diagnostics(emitted, {options.input_name: text})
-    result = "// -----\n".join(outputs)
+            print_diagnostics(emitted, {options.input_name: text}, current_op_notes=True)
+    result = "// -----\n".join(outputs)  # each output ends in a blank line, as mlir-opt's
     if options.output == "-":
         sys.stdout.write(result)
     else:
@@ -222,6 +387,36 @@ def _merge(collected: list[Diagnostic], raised: list[Diagnostic]) -> list[Diagno
 @click.option(
     "--list-passes", "show_passes", is_flag=True, help="List strata's and upstream passes."
 )
+@click.option("--mlir-print-op-generic", "generic", is_flag=True, help="Print ops generically.")
+@click.option("--mlir-print-debuginfo", "debug_info", is_flag=True, help="Print locations.")
+@click.option("--mlir-print-local-scope", "local_scope", is_flag=True, help="No aliases.")
+@click.option(
+    "--mlir-elide-elementsattrs-if-larger",
+    "elide_larger",
+    type=int,
+    help="Elide elements attributes with more elements.",
+)
+@click.option("--mlir-print-ir-before", "before", multiple=True, help="Print IR before PASS.")
+@click.option("--mlir-print-ir-after", "after", multiple=True, help="Print IR after PASS.")
+@click.option("--mlir-print-ir-after-change", "after_change", is_flag=True)
+@click.option("--mlir-print-ir-after-failure", "after_failure", is_flag=True)
+@click.option("--mlir-print-ir-module-scope", "module_scope", is_flag=True)
+@click.option("--mlir-pass-statistics", "statistics", is_flag=True, help="Pass statistics.")
+@click.option("--dump-pass-pipeline", "dump_pipeline", is_flag=True, help="Print the pipeline.")
+@click.option(
+    "--verify-each/--no-verify-each",
+    "verify_each",
+    default=True,
+    help="Verify after every pass (the default, as in mlir-opt).",
+)
+@click.option("--allow-unregistered-dialect", "unregistered", is_flag=True)
+@click.option("--show-dialects", "show_dialects", is_flag=True, help="List the dialects.")
+@click.option(
+    "--mlir-disable-threading",
+    "no_threads",
+    is_flag=True,
+    help="No multithreading in MLIR (strata's contexts never use it).",
+)
 @click.pass_context
 def cli(
     ctx,
@@ -235,10 +430,16 @@ def cli(
     mlir_timing,
     target,
     show_passes,
+    unregistered,
+    show_dialects,
+    **printing,
 ):
     """Transform MLIR: one flag per pass (`--graph-to-linalg`, `--cse`, `--canonicalize=...`)."""
     if show_passes:
         list_passes()
+        return 0
+    if show_dialects:
+        click.echo(dialect_list())
         return 0
     # Unknown options are pass flags; click may have taken the first one for the input file.
     args = list(ctx.args)
@@ -267,6 +468,8 @@ def cli(
         mlir_print_ir_before_all,
         mlir_timing,
         target,
+        printing=Printing(**printing),
+        unregistered=unregistered,
     )
     return opt(options)
 

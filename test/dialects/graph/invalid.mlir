@@ -17,6 +17,30 @@ func.func @add_element_types(%a: tensor<2x3xf32>, %b: tensor<2x3xf16>) {
 
 // -----
 
+func.func @add_unsigned(%a: tensor<4xui8>) {
+  // expected-error @+1 {{operand element type must be one of f16, bf16, f32, f64, i1, i8, i16, i32, i64, got ui8}}
+  %0 = "graph.add"(%a, %a) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return
+}
+
+// -----
+
+func.func @relu_f8(%a: tensor<4xf8E4M3FN>) {
+  // expected-error @+1 {{operand element type must be one of f16, bf16, f32, f64, i1, i8, i16, i32, i64, got f8E4M3FN}}
+  %0 = "graph.relu"(%a) : (tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @max_pool_i32_kernel(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{attribute 'kernel' must be an array<i64: ...> attribute}}
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i32: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
 func.func @add_result_type(%a: tensor<2x3xf32>) {
   // expected-error @+1 {{result type tensor<2x4xf32> does not match the inferred type tensor<2x3xf32>}}
   %0 = "graph.add"(%a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x4xf32>
@@ -82,7 +106,7 @@ func.func @cast_shape(%a: tensor<4xf32>) {
 // -----
 
 func.func @cast_complex(%a: tensor<4xcomplex<f32>>) {
-  // expected-error @+1 {{cannot cast element type complex<f32>}}
+  // expected-error @+1 {{operand element type must be one of f16, bf16, f32, f64, i1, i8, i16, i32, i64, got complex<f32>}}
   %0 = "graph.cast"(%a) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
   return
 }

@@ -1,0 +1,27 @@
+// Input that MLIR's parser or its Python bindings would crash on gets a located error first.
+// RUN: strata-opt %s --split-input-file --verify-diagnostics
+// RUN: %python -c "print('\"x.y\"() {a = ' + '[' * 3000 + ']' * 3000 + '} : () -> ()')" > %t.mlir
+// RUN: not strata-opt %t.mlir --allow-unregistered-dialect 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: parser-limits.mlir.tmp.mlir:1:1013: error: input nested more than 1000 levels deep
+// DEEP-NOT: crashed
+
+func.func @index_array(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+1 {{dense array element type must be one of i1, i8, i16, i32, i64, f32, f64, got 'index'}}
+  %0 = "graph.max_pool2d"(%x) {kernel = array<index: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @signed_array(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{dense array element type must be one of i1, i8, i16, i32, i64, f32, f64, got 'si32'}}
+  %0 = "graph.reduce_sum"(%a) {axes = array<si32: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Brackets inside strings and comments do not count: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[
+func.func @in_a_string() attributes {note = "array<index: 1> ((((((((((((((((((((("} {
+  return
+}
