@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -40,7 +41,15 @@ def _reexec_with_clean_env(threads: int) -> None:
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
-def best_time(fn, *args, budget: float = 1.0, at_least: int = 3) -> float:
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """Seconds per call: the best and the median of the calls measured."""
+
+    best: float
+    median: float
+
+
+def timing(fn, *args, budget: float = 0.5, at_least: int = 5) -> Timing:
     fn(*args)
     times = []
     deadline = time.perf_counter() + budget
@@ -50,7 +59,23 @@ def best_time(fn, *args, budget: float = 1.0, at_least: int = 3) -> float:
         times.append(time.perf_counter() - start)
         if len(times) >= 200:
             break
-    return min(times)
+    return Timing(min(times), statistics.median(times))
+
+
+@dataclasses.dataclass
+class Row:
+    """One case: strata's timing and its peers', measured in the same run. `work` is what one
+    call does in the metric's unit (GFLOP, GB); rows in ms have none."""
+
+    name: str
+    metric: str
+    work: float
+    strata: Timing
+    peers: dict[str, Timing]
+    note: str = ""
+
+    def value(self, seconds: float) -> float:
+        return seconds * 1e3 if self.metric == "ms" else self.work / seconds
 
 
 def _aligned(array):
@@ -117,7 +142,7 @@ def onnx_graph(peers: Peers, nodes, inputs, output_shape, initializers=()):
 
 
 # ----------------------------------------------------------------------------------------------
-# Cases. Each returns rows: (name, metric, strata value, {peer: value}, note).
+# Cases. Each returns Rows.
 
 
 def matmul_rows(peers: Peers, sizes):
@@ -133,17 +158,18 @@ def matmul_rows(peers: Peers, sizes):
         fn, compile_s = peers.compile(text)
         np.testing.assert_allclose(fn(a, b), a @ b, rtol=2e-3, atol=2e-3)
         out = _aligned(np.empty((n, n), np.float32))
-        flops = 2 * n**3 / 1e9
-        found = {"numpy": flops / best_time(np.matmul, a, b, out)}
+        found = {"numpy": timing(np.matmul, a, b, out)}
         if peers.torch is not None:
             ta, tb = peers.torch.from_numpy(a), peers.torch.from_numpy(b)
-            found["torch"] = flops / best_time(peers.torch.matmul, ta, tb)
+            found["torch"] = timing(peers.torch.matmul, ta, tb)
         if peers.onnx is not None:
             node = peers.onnx.helper.make_node("MatMul", ["a", "b"], ["y"])
             model = onnx_graph(peers, [node], [("a", [n, n]), ("b", [n, n])], [n, n])
-            found["onnxruntime"] = flops / best_time(ort_runner(peers.ort_session(model), [a, b]))
-        value = flops / best_time(partial(fn, out=out), a, b)
-        rows.append((f"matmul {n}", "GFLOP/s", value, found, f"compile {compile_s:.2f} s"))
+            found["onnxruntime"] = timing(ort_runner(peers.ort_session(model), [a, b]))
+        mine = timing(partial(fn, out=out), a, b)
+        rows.append(
+            Row(f"matmul {n}", "GFLOP/s", 2 * n**3 / 1e9, mine, found, f"compile {compile_s:.2f} s")
+        )
     return rows
 
 
@@ -161,59 +187,223 @@ def conv_rows(peers: Peers, channels: int, size: int):
     x = rng.standard_normal(x_shape, dtype=np.float32)
     w = rng.standard_normal(w_shape, dtype=np.float32) * 0.1
     fn, compile_s = peers.compile(text)
-    flops = 2 * channels * channels * 9 * size * size / 1e9
     found = {}
     if peers.torch is not None:
         tx, tw = peers.torch.from_numpy(x), peers.torch.from_numpy(w)
         conv = partial(peers.torch.nn.functional.conv2d, tx, tw, padding=1)
         np.testing.assert_allclose(fn(x, w), conv().numpy(), rtol=1e-3, atol=1e-3)
-        found["torch"] = flops / best_time(conv)
+        found["torch"] = timing(conv)
     if peers.onnx is not None:
         node = peers.onnx.helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
         model = onnx_graph(peers, [node], [("x", x_shape), ("w", w_shape)], x_shape)
-        found["onnxruntime"] = flops / best_time(ort_runner(peers.ort_session(model), [x, w]))
-    value = flops / best_time(fn, x, w)
+        found["onnxruntime"] = timing(ort_runner(peers.ort_session(model), [x, w]))
+    flops = 2 * channels * channels * 9 * size * size / 1e9
     name = f"conv2d 3x3 {channels}ch {size}x{size}"
-    return [(name, "GFLOP/s", value, found, f"compile {compile_s:.2f} s")]
+    return [Row(name, "GFLOP/s", flops, timing(fn, x, w), found, f"compile {compile_s:.2f} s")]
 
 
-def elementwise_rows(peers: Peers, count):
-    text = (
-        f"func.func @main(%x: {t([count])}) -> {t([count])} {{\n"
-        f'  %a = "graph.constant"() {{value = dense<1.5> : tensor<f32>}} : () -> tensor<f32>\n'
-        f'  %b = "graph.constant"() {{value = dense<-0.25> : tensor<f32>}} : () -> tensor<f32>\n'
-        f'  %0 = "graph.mul"(%x, %a) : ({t([count])}, tensor<f32>) -> {t([count])}\n'
-        f'  %1 = "graph.add"(%0, %b) : ({t([count])}, tensor<f32>) -> {t([count])}\n'
-        f'  %2 = "graph.relu"(%1) : ({t([count])}) -> {t([count])}\n'
-        f"  return %2 : {t([count])}\n}}"
+def _erf(v, out=None):
+    import scipy.special
+
+    return scipy.special.erf(v, out=out)
+
+
+_SQRT_2_OVER_PI = np.float32(np.sqrt(2 / np.pi))
+
+# graph op -> (how numpy computes it op by op, the input range, a note on the peer). Inputs in
+# (0.5, 2.5) keep log, sqrt, rsqrt and pow on their domains and the rounding ops non-trivial.
+UNARY_OPS = {
+    "neg": (lambda x, out: np.negative(x, out=out), None),
+    "abs": (lambda x, out: np.abs(x, out=out), None),
+    "relu": (lambda x, out: np.maximum(x, 0, out=out), None),
+    "exp": (lambda x, out: np.exp(x, out=out), None),
+    "log": (lambda x, out: np.log(x, out=out), "positive"),
+    "sqrt": (lambda x, out: np.sqrt(x, out=out), "positive"),
+    "rsqrt": (lambda x, out: np.divide(1, np.sqrt(x), out=out), "positive"),
+    "tanh": (lambda x, out: np.tanh(x, out=out), None),
+    "sigmoid": (lambda x, out: np.divide(1, 1 + np.exp(-x), out=out), None),
+    "silu": (lambda x, out: np.divide(x, 1 + np.exp(-x), out=out), None),
+    "erf": (lambda x, out: _erf(x, out=out), None),
+    "gelu": (
+        lambda x, out: np.multiply(0.5 * x, 1 + _erf(x * np.float32(0.5**0.5)), out=out),
+        None,
+    ),
+    "gelu_tanh": (
+        lambda x, out: np.multiply(
+            0.5 * x, 1 + np.tanh(_SQRT_2_OVER_PI * (x + np.float32(0.044715) * x**3)), out=out
+        ),
+        None,
+    ),
+    "floor": (lambda x, out: np.floor(x, out=out), None),
+    "ceil": (lambda x, out: np.ceil(x, out=out), None),
+    "round": (lambda x, out: np.rint(x, out=out), None),
+    "sin": (lambda x, out: np.sin(x, out=out), None),
+    "cos": (lambda x, out: np.cos(x, out=out), None),
+    "clamp": (lambda x, out: np.clip(x, -0.5, 0.5, out=out), None),
+}
+BINARY_OPS = {
+    "add": lambda a, b, out: np.add(a, b, out=out),
+    "sub": lambda a, b, out: np.subtract(a, b, out=out),
+    "mul": lambda a, b, out: np.multiply(a, b, out=out),
+    "div": lambda a, b, out: np.divide(a, b, out=out),
+    "maximum": lambda a, b, out: np.maximum(a, b, out=out),
+    "minimum": lambda a, b, out: np.minimum(a, b, out=out),
+    "pow": lambda a, b, out: np.power(a, b, out=out),
+    "equal": lambda a, b, out: np.equal(a, b, out=out),
+    "less": lambda a, b, out: np.less(a, b, out=out),
+    "less_equal": lambda a, b, out: np.less_equal(a, b, out=out),
+    "greater": lambda a, b, out: np.greater(a, b, out=out),
+    "greater_equal": lambda a, b, out: np.greater_equal(a, b, out=out),
+    "logical_and": lambda a, b, out: np.logical_and(a, b, out=out),
+    "logical_or": lambda a, b, out: np.logical_or(a, b, out=out),
+    "logical_xor": lambda a, b, out: np.logical_xor(a, b, out=out),
+}
+COMPARISONS = {"equal", "less", "less_equal", "greater", "greater_equal"}
+LOGICAL = {"logical_and", "logical_or", "logical_xor"}
+
+
+def _op_text(op: str, shape, inputs: list[str], result: str) -> str:
+    dims = "x".join(map(str, shape))
+    args = ", ".join(f"%a{i}: tensor<{dims}x{e}>" for i, e in enumerate(inputs))
+    operands = ", ".join(f"%a{i}" for i in range(len(inputs)))
+    operand_types = ", ".join(f"tensor<{dims}x{e}>" for e in inputs)
+    name, attrs = op, ""
+    if op == "gelu_tanh":
+        name, attrs = "gelu", ' {approximate = "tanh"}'
+    elif op == "clamp":
+        attrs = " {min = -5.0e-01 : f32, max = 5.0e-01 : f32}"
+    return (
+        f"func.func @main({args}) -> tensor<{dims}x{result}> {{\n"
+        f'  %0 = "graph.{name}"({operands}){attrs} : ({operand_types}) -> tensor<{dims}x{result}>\n'
+        f"  return %0 : tensor<{dims}x{result}>\n}}"
     )
-    x = _aligned(np.random.default_rng(0).standard_normal(count, dtype=np.float32))
-    fn, _ = peers.compile(text)
-    np.testing.assert_allclose(fn(x), np.maximum(x * 1.5 - 0.25, 0), rtol=1e-6)
-    gigabytes = 2 * 4 * count / 1e9  # read x, write y
+
+
+def op_table_rows(peers: Peers, count: int):
+    """Every elementwise graph op alone on `count` elements against numpy's ufunc (into a
+    preallocated output, as strata writes its own) and numpy's copy bandwidth. GB/s counts the
+    bytes read and written once."""
+    rng = np.random.default_rng(0)
+    wide = _aligned(rng.standard_normal(count, dtype=np.float32) * 3)
+    positive = _aligned(rng.uniform(0.5, 2.5, count).astype(np.float32))
+    other = _aligned(rng.uniform(0.5, 2.5, count).astype(np.float32))
+    bools = [_aligned(rng.random(count) < 0.5) for _ in range(2)]
+    copy_out = _aligned(np.empty_like(wide))
+    copy = timing(np.copyto, copy_out, wide)
+    cases = [(op, [positive if domain else wide], ref) for op, (ref, domain) in UNARY_OPS.items()]
+    for op, ref in BINARY_OPS.items():
+        cases.append((op, bools if op in LOGICAL else [positive, other], ref))
+    rows = []
+    for op, arrays, ref in cases:
+        elements = ["i1" if a.dtype == np.bool_ else "f32" for a in arrays]
+        result = "i1" if op in COMPARISONS or op in LOGICAL else "f32"
+        fn, _ = peers.compile(_op_text(op, [count], elements, result))
+        out = _aligned(np.empty(count, np.bool_ if result == "i1" else np.float32))
+        expected = ref(*arrays, None)
+        got = fn(*arrays, out=out)
+        if result == "i1":
+            np.testing.assert_array_equal(got, expected)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=2e-5, atol=1e-6)
+        gigabytes = (sum(a.nbytes for a in arrays) + out.nbytes) / 1e9
+        found = {"numpy": timing(ref, *arrays, out)}
+        copy_ratio = gigabytes / (2 * wide.nbytes / 1e9)  # the copy moves 2 arrays of f32
+        found["numpy copy"] = Timing(copy.best * copy_ratio, copy.median * copy_ratio)
+        mine = timing(partial(fn, out=out), *arrays)
+        rows.append(Row(f"{op}, 2^{count.bit_length() - 1}", "GB/s", gigabytes, mine, found))
+    return rows
+
+
+CHAINS = {
+    "tanh": (
+        '%t = "graph.tanh"(%1) : ({T}) -> {T}\n  %r = "graph.relu"(%t) : ({T}) -> {T}',
+        lambda v: np.maximum(np.tanh(v), 0),
+    ),
+    "sigmoid/silu": (
+        '%t = "graph.sigmoid"(%1) : ({T}) -> {T}\n  %s = "graph.silu"(%1) : ({T}) -> {T}\n'
+        '  %r = "graph.add"(%t, %s) : ({T}, {T}) -> {T}',
+        lambda v: 1 / (1 + np.exp(-v)) + v / (1 + np.exp(-v)),
+    ),
+    "erf-GELU": (
+        '%r = "graph.gelu"(%1) : ({T}) -> {T}',
+        lambda v: 0.5 * v * (1 + _erf(v * np.float32(0.5**0.5))),
+    ),
+}
+
+
+SCALAR = '"graph.constant"() {{value = dense<{}> : tensor<f32>}} : () -> tensor<f32>'
+
+
+def chain_rows(peers: Peers, count: int):
+    """Fused chains `f(x*a+b)`: one kernel in strata, op by op in numpy (and torch)."""
+    rng = np.random.default_rng(0)
+    x = _aligned(rng.standard_normal(count, dtype=np.float32))
     y = _aligned(np.empty_like(x))
-    found = {
-        "numpy op by op": gigabytes / best_time(lambda: np.maximum(x * 1.5 - 0.25, 0)),
-        "numpy copy": gigabytes / best_time(np.copyto, y, x),
-    }
+    gigabytes = 2 * x.nbytes / 1e9  # read x, write y
+    copy = timing(np.copyto, y, x)
+    T = t([count])
+    rows = []
+    chains = {"relu": ('%r = "graph.relu"(%1) : ({T}) -> {T}', lambda v: np.maximum(v, 0))}
+    chains.update(CHAINS)
+    for name, (body, ref) in chains.items():
+        text = (
+            f"func.func @main(%x: {T}) -> {T} {{\n"
+            f"  %a = {SCALAR.format(1.5)}\n"
+            f"  %b = {SCALAR.format(-0.25)}\n"
+            f'  %0 = "graph.mul"(%x, %a) : ({T}, tensor<f32>) -> {T}\n'
+            f'  %1 = "graph.add"(%0, %b) : ({T}, tensor<f32>) -> {T}\n'
+            f"  {body.format(T=T)}\n"
+            f"  return %r : {T}\n}}"
+        )
+        fn, _ = peers.compile(text)
+        numpy_chain = partial(lambda v, f: f(v * np.float32(1.5) - np.float32(0.25)), x, ref)
+        np.testing.assert_allclose(fn(x), numpy_chain(), rtol=2e-5, atol=1e-6)
+        found = {"numpy op by op": timing(numpy_chain), "numpy copy": copy}
+        if peers.torch is not None and name == "tanh":
+            tx = peers.torch.from_numpy(x)
+            found["torch"] = timing(
+                lambda v: peers.torch.relu(peers.torch.tanh(v * 1.5 - 0.25)), tx
+            )
+        mine = timing(partial(fn, out=y), x)
+        rows.append(
+            Row(f"{name}(x*a+b), 2^{count.bit_length() - 1}", "GB/s", gigabytes, mine, found)
+        )
+    return rows
+
+
+def gelu_mlp_rows(peers: Peers, tokens=64, width=1024, hidden=4096):
+    """A transformer MLP: x @ w1, tanh-form GELU, @ w2."""
+    x_s, w1_s, h_s, w2_s = [tokens, width], [width, hidden], [tokens, hidden], [hidden, width]
+    text = (
+        f"func.func @main(%x: {t(x_s)}, %w1: {t(w1_s)}, %w2: {t(w2_s)}) -> {t(x_s)} {{\n"
+        f'  %h = "graph.matmul"(%x, %w1) : ({t(x_s)}, {t(w1_s)}) -> {t(h_s)}\n'
+        f'  %g = "graph.gelu"(%h) {{approximate = "tanh"}} : ({t(h_s)}) -> {t(h_s)}\n'
+        f'  %y = "graph.matmul"(%g, %w2) : ({t(h_s)}, {t(w2_s)}) -> {t(x_s)}\n'
+        f"  return %y : {t(x_s)}\n}}"
+    )
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_s, dtype=np.float32)
+    w1 = rng.standard_normal(w1_s, dtype=np.float32) / np.float32(width**0.5)
+    w2 = rng.standard_normal(w2_s, dtype=np.float32) / np.float32(hidden**0.5)
+
+    def numpy_mlp(x, w1, w2):
+        h = x @ w1
+        g = 0.5 * h * (1 + np.tanh(_SQRT_2_OVER_PI * (h + np.float32(0.044715) * h**3)))
+        return g @ w2
+
+    fn, compile_s = peers.compile(text)
+    out = fn(x, w1, w2)
+    np.testing.assert_allclose(out, numpy_mlp(x, w1, w2), rtol=1e-3, atol=1e-4)
+    found = {"numpy": timing(numpy_mlp, x, w1, w2)}
     if peers.torch is not None:
-        tx = peers.torch.from_numpy(x)
-        found["torch"] = gigabytes / best_time(lambda: peers.torch.relu(tx * 1.5 - 0.25))
-    if peers.onnx is not None:
-        helper, numpy_helper = peers.onnx.helper, peers.onnx.numpy_helper
-        nodes = [
-            helper.make_node("Mul", ["x", "a"], ["m"]),
-            helper.make_node("Add", ["m", "b"], ["s"]),
-            helper.make_node("Relu", ["s"], ["y"]),
-        ]
-        constants = [
-            numpy_helper.from_array(np.array(1.5, np.float32), "a"),
-            numpy_helper.from_array(np.array(-0.25, np.float32), "b"),
-        ]
-        model = onnx_graph(peers, nodes, [("x", [count])], [count], constants)
-        found["onnxruntime"] = gigabytes / best_time(ort_runner(peers.ort_session(model), [x]))
-    value = gigabytes / best_time(partial(fn, out=y), x)
-    return [(f"relu(x*a+b), 2^{count.bit_length() - 1} f32", "GB/s", value, found, "")]
+        torch = peers.torch
+        tx, tw1, tw2 = (torch.from_numpy(a) for a in (x, w1, w2))
+        gelu = partial(torch.nn.functional.gelu, approximate="tanh")
+        with torch.no_grad():
+            found["torch"] = timing(lambda: gelu(tx @ tw1) @ tw2)
+    mine = timing(partial(fn, out=out), x, w1, w2)
+    name = f"MLP {tokens}x{width} @ {width}x{hidden}, tanh-GELU, @ {hidden}x{width}"
+    return [Row(name, "ms", 0.0, mine, found, f"compile {compile_s:.2f} s")]
 
 
 def row_norm_rows(peers: Peers, rows_, cols):
@@ -265,16 +455,17 @@ def row_norm_rows(peers: Peers, rows_, cols):
         ("layer_norm", layer_norm, np_layer_norm, (x, g, b)),
     ):
         fn, _ = peers.compile(text)
-        np.testing.assert_allclose(fn(*args), ref(x), rtol=1e-4, atol=1e-5)
-        found = {"numpy": gigabytes / best_time(ref, x)}
+        result = fn(*args)
+        np.testing.assert_allclose(result, ref(x), rtol=1e-4, atol=1e-5)
+        found = {"numpy": timing(ref, x)}
         if name in torch_fns:
-            found["torch"] = gigabytes / best_time(torch_fns[name])
+            found["torch"] = timing(torch_fns[name])
         if name in onnx_nodes:
             nodes, inputs = onnx_nodes[name]
             session = peers.ort_session(onnx_graph(peers, nodes, inputs, shape))
-            found["onnxruntime"] = gigabytes / best_time(ort_runner(session, list(args)))
-        value = gigabytes / best_time(fn, *args)
-        out.append((f"{name} {rows_}x{cols}", "GB/s", value, found, ""))
+            found["onnxruntime"] = timing(ort_runner(session, list(args)))
+        mine = timing(partial(fn, out=result), *args)
+        out.append(Row(f"{name} {rows_}x{cols}", "GB/s", gigabytes, mine, found))
     return out
 
 
@@ -290,16 +481,16 @@ def example_model_rows(peers: Peers):
         fn, compile_s = peers.compile(text)
         out = fn(*arrays)
         np.testing.assert_allclose(out, reference.reference(model, arrays), rtol=1e-4, atol=1e-5)
-        found = {"numpy": 1e3 * best_time(reference.REFERENCES[model], *arrays)}
+        found = {"numpy": timing(reference.REFERENCES[model], *arrays)}
         if peers.torch is not None:
             torch_fn = reference.torch_version(model, peers.torch)
             tensors = [peers.torch.from_numpy(a) for a in arrays]
             with peers.torch.no_grad():
-                found["torch"] = 1e3 * best_time(torch_fn, *tensors)
+                found["torch"] = timing(torch_fn, *tensors)
                 compiled = peers.torch.compile(torch_fn)
-                found["torch.compile"] = 1e3 * best_time(compiled, *tensors)
-        value = 1e3 * best_time(partial(fn, out=out), *arrays)
-        rows.append((model, "ms", value, found, f"compile {compile_s:.2f} s"))
+                found["torch.compile"] = timing(compiled, *tensors)
+        mine = timing(partial(fn, out=out), *arrays)
+        rows.append(Row(model, "ms", 0.0, mine, found, f"compile {compile_s:.2f} s"))
     return rows
 
 
@@ -324,28 +515,33 @@ def onnx_model_rows(peers: Peers, names):
         if session is not None:
             run = ort_runner(session, [x])
             np.testing.assert_allclose(fn(x), run()[0], rtol=1e-3, atol=1e-4)
-            found["onnxruntime"] = 1e3 * best_time(run)
-        value = 1e3 * best_time(fn, x)
-        rows.append((f"onnx {name}", "ms", value, found, f"import+compile {compile_s:.1f} s"))
+            found["onnxruntime"] = timing(run)
+        note = f"import+compile {compile_s:.1f} s"
+        rows.append(Row(f"onnx {name}", "ms", 0.0, timing(fn, x), found, note))
     return rows
 
 
 # ----------------------------------------------------------------------------------------------
 
 
-def format_rows(rows) -> list[str]:
+def format_rows(rows: list[tuple[int, Row]]) -> list[str]:
+    """The table: values at the median of calls (what users get), the best in parentheses;
+    ratios are strata's speed over the peer's (>1: strata is faster), at the median and best."""
     lines = [
-        "| threads | case | metric | strata | peers | strata / peer | note |",
+        "| threads | case | metric | strata median (best) | peers, median | strata / peer, "
+        "median (best) | note |",
         "|---|---|---|---|---|---|---|",
     ]
-    for threads, (name, metric, value, found, note) in rows:
-        lower_is_better = metric == "ms"
-        peer_text = ", ".join(f"{k} {v:.3g}" for k, v in found.items())
+    for threads, row in rows:
+        mine = f"{row.value(row.strata.median):.3g} ({row.value(row.strata.best):.3g})"
+        peer_text = ", ".join(f"{k} {row.value(v.median):.3g}" for k, v in row.peers.items())
         ratios = ", ".join(
-            f"{k} {(v / value if lower_is_better else value / v):.2f}x" for k, v in found.items()
+            f"{k} {v.median / row.strata.median:.2f}x ({v.best / row.strata.best:.2f}x)"
+            for k, v in row.peers.items()
         )
         lines.append(
-            f"| {threads} | {name} | {metric} | {value:.3g} | {peer_text} | {ratios} | {note} |"
+            f"| {threads} | {row.name} | {row.metric} | {mine} | {peer_text} | {ratios} "
+            f"| {row.note} |"
         )
     return lines
 
@@ -377,7 +573,10 @@ def run_all(threads: int, args) -> list:
     with _blas_limits(threads):
         rows = matmul_rows(peers, sizes)
         rows += conv_rows(peers, 64, 28 if args.quick else 56)
-        rows += elementwise_rows(peers, 1 << (20 if args.quick else 24))
+        count = 1 << (20 if args.quick else 22)
+        rows += op_table_rows(peers, count)
+        rows += chain_rows(peers, count)
+        rows += gelu_mlp_rows(peers)
         rows += row_norm_rows(peers, 1024, 1024)
         rows += example_model_rows(peers)
         rows += onnx_model_rows(peers, [m for m in args.models.split(",") if m])

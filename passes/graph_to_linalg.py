@@ -406,18 +406,27 @@ def lower_batch_norm(op):
     )
 
 
+def _max_skipping_nan(a, b):
+    """maxnumf: fewer instructions than maximumf's NaN propagation; a NaN in the row is
+    skipped here and still makes the whole row NaN through its exponential."""
+    return arith.maxnumf(a, b)
+
+
 def softmax(x: ir.Value, axis: int) -> ir.Value:
     t = lb.ranked(x)
     full = list(range(t.rank))
     kept = [i for i in full if i != axis]
     element = t.element_type
-    peak = lb.reduce(x, [axis], lb.lowest(element), maximum)
+    peak = lb.reduce(x, [axis], lb.lowest(element), _max_skipping_nan)
     shifted = lb.generic(
         [x, peak],
         lb.empty(t.shape, element),
         [full, kept, full],
         [lb.PARALLEL] * t.rank,
-        lambda v, m, _: mmath.exp(arith.subf(v, m)),
+        # Results under 2^-126 may flush: they vanish next to the row's sum, at least 1.
+        lambda v, m, _: mmath.exp(
+            arith.subf(v, m), fastmath=ir.Attribute.parse("#arith.fastmath<afn>")
+        ),
     )
     total = lb.reduce(shifted, [axis], lb.scalar(element, 0), add)
     return lb.generic(

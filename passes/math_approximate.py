@@ -10,12 +10,15 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
 
 - exp, 2 ulp: Cephes' expf (reduction by ln 2, degree-6 polynomial); 2^k from exponent bits
   in two factors, so subnormal results round correctly; inf above 88.72, 0 below -103.97.
+  With fastmath `afn` (softmax's exponentials), results under 2^-126 may be 2^-126 instead
+  and 2^k is one factor: an absolute error under 1.2e-38, 2 ulp elsewhere.
 - log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
   subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf.
 - log1p, 3 ulp: log(1 + x) times x / ((1 + x) - 1). `log(1 + x)`, as importers write
   softplus, is rewritten to log1p first.
-- tanh, 3 ulp: Cephes' odd polynomial below 0.625, 1 - 2 / (exp(2|x|) + 1) above; -0 stays
-  -0, +-1 where exp overflows.
+- tanh, 5 ulp: x P(x^2) / Q(x^2), a [12/6] rational fit on [-9, 9] (one division, no exp:
+  twice the speed of 1 - 2 / (exp(2|x|) + 1)); +-1 beyond, -0 stays -0. Targets without FMA
+  round each Horner step twice and reach 6 ulp.
 - erf, 3 ulp: an odd Taylor series below 0.5, 1 - erfc above.
 - erfc, 6 ulp (as GELU's normal CDF): Numerical Recipes' erfcc, t exp(-z^2 + P(t)) with
   t = 1 / (1 + z/2) (fractional error 1.2e-7), z^2 split exactly over two exps; 2 - erfc(-z)
@@ -38,6 +41,7 @@ from the rounding of u, as in any f32 evaluation of this form).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -183,24 +187,41 @@ def _fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
     return arith.addf(arith.mulf(a, b, fastmath=_contract()), c, fastmath=_contract())
 
 
-def exp_f32(x: ir.Value, *, at_least_one: bool = False) -> ir.Value:
-    """exp(x); `at_least_one`: the caller knows x >= 0 (no subnormal results to care for, and
-    2^k is one factor that reaches inf by itself at k = 128)."""
+_ROUNDING = 1.5 * 2.0**23  # added to |v| < 2^22, leaves round(v) in the low mantissa bits
+_SMALLEST_NORMAL_EXP = -87.33654  # exp of this is 2^-126
+
+
+def exp_f32(x: ir.Value, *, at_least_one: bool = False, flush_tiny: bool = False) -> ir.Value:
+    """exp(x). `at_least_one`: the caller knows x >= 0. `flush_tiny`: results below 2^-126
+    may be 2^-126 instead (an absolute error under 1.2e-38; softmax's exponentials, whose sum is
+    at least 1). Either way 2^k is one factor, made from the bits of the rounding sum; in
+    general it is two factors, so that subnormal results round once."""
     t = x.type
     # Clamped to where the result is inf (2^128) or rounds to 0 (2^-150 times at most 1.5):
     # the scaling below then overflows and underflows by itself, and NaN stays NaN throughout.
     clamped = arith.minimumf(x, _const(t, 89.0))
-    if not at_least_one:
+    if flush_tiny:
+        clamped = arith.maximumf(clamped, _const(t, _SMALLEST_NORMAL_EXP))
+    elif not at_least_one:
         clamped = arith.maximumf(clamped, _const(t, _EXP_UNDERFLOW))
-    k = _round(arith.mulf(clamped, _const(t, _LOG2E)))
+    shifted = _fma(clamped, _const(t, _LOG2E), _const(t, _ROUNDING))
+    k = arith.subf(shifted, _const(t, _ROUNDING))
     r = _fma(k, _const(t, -_LN2_HI), clamped)
     r = _fma(k, _const(t, -_LN2_LO), r)
     p = _horner(r, _EXP_COEFFICIENTS)
     p = _fma(arith.mulf(p, r), r, arith.addf(r, _const(t, 1.0)))
-    k = arith.fptosi(_i32(t), k)
-    if at_least_one:
-        return arith.mulf(p, _power_of_two(k, ir.F32Type.get()))
-    return _scale(p, k)
+    if at_least_one or flush_tiny:
+        # The low bits of `shifted` hold k (mod 2^9 after the shift): k << 23 plus the bias.
+        bits = arith.shli(arith.bitcast(_i32(t), shifted), _const(_i32(t), 23))
+        two_to_k = arith.bitcast(t, arith.addi(bits, _const(_i32(t), 127 << 23)))
+        return arith.mulf(p, two_to_k)
+    return _scale(p, arith.fptosi(_i32(t), k))
+
+
+def _exp(x: ir.Value, *, op: ir.Operation) -> ir.Value:
+    """math.exp; with fastmath `afn` (approximate functions allowed), tiny results flush."""
+    flags = op.attributes["fastmath"] if "fastmath" in op.attributes else None
+    return exp_f32(x, flush_tiny=flags is not None and "afn" in str(flags))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -260,26 +281,32 @@ def log1p_f32(x: ir.Value) -> ir.Value:
 # ----------------------------------------------------------------------------------------------
 # tanh
 
-_TANH_COEFFICIENTS = (  # Cephes' tanhf: x + x z P(z), z = x^2, below 0.625
-    -5.70498872745e-3,
-    2.06390887954e-2,
-    -5.37397155531e-2,
-    1.33314422036e-1,
-    -3.33332819422e-1,
+
+# tanh(x) = x P(x^2) / Q(x^2) on [-9, 9], a rational fit to the relative error (max 7.4e-9 in
+# float64) from Lambert's continued fraction [7/6] as the start, the f32 coefficients then
+# adjusted by a few ulps for the f32 evaluation; beyond 9, tanh rounds to +-1 in f32.
+_TANH_P = (  # x^12 .. x^0 in z = x^2
+    -8.519851084397637e-14,
+    5.290241508748572e-11,
+    -2.0251096799484003e-08,
+    1.1160760550410487e-05,
+    0.0031045780051499605,
+    0.13084568083286285,
+    1.0,
 )
+_TANH_Q = (0.00025470476248301566, 0.024497659876942635, 0.4641789495944977, 1.0)
+_TANH_SATURATION = 9.0
 
 
 def tanh_f32(x: ir.Value) -> ir.Value:
-    # On |x|, with x's sign bit put back last (so -0 stays -0); NaN propagates through both.
+    # P(0) = Q(0) = 1: tiny and subnormal x (and -0) come back as they are; NaN propagates
+    # through the clamps; the last clamp keeps |tanh| <= 1 where the fit rounds above.
     t = x.type
-    ax = mmath.absf(x)
-    z = arith.mulf(ax, ax)
-    small = _fma(arith.mulf(_horner(z, _TANH_COEFFICIENTS), z), ax, ax)
-    e = exp_f32(arith.addf(ax, ax), at_least_one=True)
-    two = _const(t, 2.0)
-    large = arith.subf(_const(t, 1.0), arith.divf(two, arith.addf(e, _const(t, 1.0))))
-    y = arith.select(arith.cmpf(Cmp.OLT, ax, _const(t, 0.625)), small, large)
-    return _copysign(y, x)
+    limit = _TANH_SATURATION
+    c = arith.maximumf(arith.minimumf(x, _const(t, limit)), _const(t, -limit))
+    z = arith.mulf(c, c)
+    y = arith.mulf(c, arith.divf(_horner(z, _TANH_P), _horner(z, _TANH_Q)))
+    return arith.maximumf(arith.minimumf(y, _const(t, 1.0)), _const(t, -1.0))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -616,7 +643,6 @@ def _pow(x: ir.Value, y: ir.Value) -> ir.Value:
 # Patterns
 
 _UNARY = {
-    "math.exp": exp_f32,
     "math.log": log_f32,
     "math.log1p": log1p_f32,
     "math.tanh": tanh_f32,
@@ -637,12 +663,15 @@ def _in_f32(op, build) -> ir.Value:
     return arith.truncf(t, build(*wide))
 
 
-def _approximation(build):
+def _approximation(build, *, reads_op: bool = False):
+    """A pattern replacing an op by `build` of its operands (`build(..., op=op)` with
+    `reads_op`, for builders that read the op's flags)."""
+
     def rewrite(op, rewriter):
         if str(_element(op.operands[0].type)) not in ("f32", *_NARROW):
             return True  # not matched: f64 keeps the math op
         with rewriter.ip, op.location:
-            value = _in_f32(op, build)
+            value = _in_f32(op, functools.partial(build, op=op) if reads_op else build)
         rewriter.replace_op(op, [value])
         return None
 
@@ -676,5 +705,6 @@ def math_approximate(module: ir.Operation) -> None:
     patterns = RewritePatternSet(module.context)
     for name, build in _UNARY.items():
         patterns.add(name, _approximation(build))
+    patterns.add("math.exp", _approximation(_exp, reads_op=True))
     patterns.add("math.powf", _approximation(_pow))
     apply_patterns_and_fold_greedily(module, patterns.freeze())

@@ -28,7 +28,7 @@ from mlir import ir
 
 from ..dialects import target as targets
 from .graph_fuse import ELEMENTWISE
-from .registry import register_pass
+from .registry import PassFailure, register_pass
 
 KERNEL_ATTR = "tile.kernel"
 CONFIG_ATTR = "tile.config"
@@ -143,6 +143,15 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
 _BYTES_PER_THREAD = 1 << 19  # below this, waking a worker costs more than it saves
 
 
+def _memory_threads(desc, moved_bytes: int, extent: int, unit: int) -> int:
+    """Threads for memory-bound work moving `moved_bytes` whose split dim (`extent`, in pieces
+    of `unit`) must divide evenly."""
+    threads = min(desc.cores, moved_bytes // _BYTES_PER_THREAD)
+    while threads > 1 and extent % (threads * unit):
+        threads -= 1
+    return max(threads, 1)
+
+
 def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
     """Vector-wide pieces of the innermost dim; a chain that moves enough memory (`buffers`
     tensors of this size read or written) splits its outermost dim that divides evenly over
@@ -153,11 +162,8 @@ def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
     width = tile_size(shape[-1], 4 * lanes, lanes)
     tiles = [1] * (len(shape) - 1) + [width]
     config = {"strategy": "elementwise", "tile_sizes": tiles, "vector_size": lanes}
-    most = min(desc.cores, 4 * buffers * math.prod(shape) // _BYTES_PER_THREAD)
     for dim, (extent, unit) in enumerate(zip(shape, tiles, strict=True)):
-        threads = most
-        while threads > 1 and extent % (threads * unit):
-            threads -= 1
+        threads = _memory_threads(desc, 4 * buffers * math.prod(shape), extent, unit)
         if threads > 1:
             config["threads"] = threads
             config["thread_dim"] = dim
@@ -192,11 +198,16 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         if len(shape) < 2 or _row_start(root) == 0:
             return loops
         start = _row_start(root)
-        return {
+        config = {
             "strategy": "rows",
             "tile_sizes": [1] * start + [0] * (len(shape) - start),
             "vector_size": desc.vector_lanes_f32,  # a row is vectorized whole
         }
+        buffers = len(kernel.regions[0].blocks[0].arguments) + 1
+        threads = _memory_threads(desc, 4 * buffers * math.prod(shape), shape[0], 1)
+        if threads > 1:  # chunks of the first row dim, one per thread
+            config["threads"] = threads
+        return config
     if root.name == "graph.attention":
         return _attention_config(desc, root) or loops
     return loops
@@ -235,22 +246,87 @@ def _to_attr(config: dict) -> ir.DictAttr:
     return ir.DictAttr.get(values)
 
 
+# What each key of a `tile.config` holds; a config written by hand is checked against it.
+CONFIG_KEYS = {
+    "strategy": str,
+    "tile_sizes": list,
+    "interchange": list,
+    "register_tile": list,
+    "vector_size": int,
+    "threads": int,
+    "thread_dim": int,
+    "pack": int,
+    "im2col": int,
+}
+STRATEGIES = ("loops", "elementwise", "matmul", "rows")
+_KIND_NAMES = {str: "a string", list: "an array<i64: ...>", int: "an integer"}
+
+
 def read_config(kernel: ir.Operation) -> dict | None:
-    """The `tile.config` of a kernel function as Python values, or None."""
+    """The `tile.config` of a kernel function as Python values, or None. A key that is
+    unknown or holds the wrong kind of value is an error at the kernel (PassFailure)."""
     if CONFIG_ATTR not in kernel.attributes:
         return None
-    d = ir.DictAttr(kernel.attributes[CONFIG_ATTR])
+    problem = None
+    attr = kernel.attributes[CONFIG_ATTR]
+    if not isinstance(attr, ir.DictAttr):
+        problem = f"'{CONFIG_ATTR}' must be a dictionary, got {attr}"
     config = {}
-    for index in range(len(d)):
-        named = d[index]
-        attr = named.attr
-        if isinstance(attr, ir.StringAttr):
-            config[named.name] = attr.value
-        elif isinstance(attr, ir.IntegerAttr):
-            config[named.name] = attr.value
+    for index in range(len(attr) if problem is None else 0):
+        named = attr[index]
+        value, kind = named.attr, CONFIG_KEYS.get(named.name)
+        if isinstance(value, ir.StringAttr) and kind is str:
+            config[named.name] = value.value
+        elif isinstance(value, ir.IntegerAttr) and kind is int:
+            config[named.name] = value.value
+        elif isinstance(value, ir.DenseI64ArrayAttr) and kind is list:
+            config[named.name] = list(value)
+        elif kind is None:
+            problem = f"'{CONFIG_ATTR}' has no key '{named.name}' ({', '.join(CONFIG_KEYS)})"
         else:
-            config[named.name] = list(ir.DenseI64ArrayAttr(attr))
+            problem = f"'{CONFIG_ATTR}' key '{named.name}' must be {_KIND_NAMES[kind]}, got {value}"
+    if problem is None:
+        problem = _config_problem(config, _result_rank(kernel))
+    if problem is not None:
+        kernel.location.emit_error(problem)
+        raise PassFailure(CONFIG_ATTR)
     return config
+
+
+def _result_rank(kernel: ir.Operation) -> int:
+    fn_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+    results = [t for t in fn_type.results if isinstance(t, ir.ShapedType)]
+    return ir.ShapedType(results[0]).rank if results else 0
+
+
+def _config_problem(config: dict, rank: int) -> str | None:
+    """What makes a config unusable for a kernel whose result has `rank` dims, or None."""
+    strategy = config.get("strategy", "loops")
+    if strategy not in STRATEGIES:
+        return f"'{CONFIG_ATTR}' strategy must be one of {', '.join(STRATEGIES)}"
+    if any(config.get(k, 1) < 1 for k in ("threads", "vector_size", "pack")):
+        return f"'{CONFIG_ATTR}' threads, vector_size and pack must be positive"
+    required = {"elementwise": ["tile_sizes"], "rows": ["tile_sizes"]}
+    required["matmul"] = ["tile_sizes", "interchange", "register_tile"]
+    missing = [k for k in required.get(strategy, []) if k not in config]
+    if missing:
+        return f"'{CONFIG_ATTR}' strategy '{strategy}' needs {', '.join(missing)}"
+    sizes, dims = config.get("tile_sizes", []), 3 if strategy == "matmul" else rank
+    if strategy != "loops" and (len(sizes) != dims or any(t < 0 for t in sizes)):
+        return f"'{CONFIG_ATTR}' tile_sizes must be {dims} non-negative sizes, got {sizes}"
+    if not 0 <= config.get("thread_dim", 0) < max(dims, 1):
+        return f"'{CONFIG_ATTR}' thread_dim must be a dim below {dims}"
+    if strategy == "rows":
+        leading = sum(1 for t in sizes if t)
+        if not leading or sizes != [1] * leading + [0] * (rank - leading):
+            return f"'{CONFIG_ATTR}' rows: tile_sizes must be 1s for the row loop, then 0s"
+    if strategy == "matmul":
+        register = config["register_tile"]
+        if sorted(config["interchange"]) != [0, 1, 2]:
+            return f"'{CONFIG_ATTR}' interchange must be a permutation of [0, 1, 2]"
+        if len(register) != 3 or min(register) < 1 or min(sizes) < 1:
+            return f"'{CONFIG_ATTR}' tile_sizes and register_tile must be 3 positive sizes each"
+    return None
 
 
 def kernels(module: ir.Operation) -> list[ir.Operation]:

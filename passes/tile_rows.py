@@ -16,6 +16,10 @@ and fuse would recompute a producer (the exponentials of softmax) for each of it
 Operands with the kernel's leading dims are sliced by row; lower-rank operands (a norm's scale
 and bias, scalars) broadcast along rows and are used as they are. Kernels of any other shape
 keep their strategy and are left alone.
+
+With `threads` in the config (--tile-configure sets it when the kernel moves enough memory),
+an scf.forall over the threads wraps the loop: each takes an equal chunk of the first row dim,
+loops over its rows and writes its chunk of the result (tensor.parallel_insert_slice).
 """
 
 from __future__ import annotations
@@ -23,11 +27,11 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import scf, tensor
+from mlir.dialects import arith, scf, tensor
 
 from . import linalg_builders as lb
 from .ir_query import attributes_of
-from .registry import register_pass
+from .registry import PassFailure, register_pass
 from .tile_configure import kernels, read_config
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -81,8 +85,9 @@ def _insert(row: ir.Value, into: ir.Value, indices: list[ir.Value]) -> ir.Value:
     ).result
 
 
-def _row_loop(kernel: ir.Operation, leading_count: int) -> None:
-    """Loops over the first `leading_count` dims of the kernel's result."""
+def _row_loop(kernel: ir.Operation, leading_count: int, threads: int = 1) -> None:
+    """Loops over the first `leading_count` dims of the kernel's result; with `threads`, an
+    scf.forall splits the first of them into that many equal chunks, each a loop of its own."""
     block = kernel.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
     terminator = ops[-1]
@@ -97,34 +102,98 @@ def _row_loop(kernel: ir.Operation, leading_count: int) -> None:
     if any(_row_shaped(v, full, leading_count) is None for v in inputs):
         return
     leading = list(full.shape[:leading_count])
-    row_shape = [1] * leading_count + list(full.shape[leading_count:])
-    row_type = ir.RankedTensorType.get(row_shape, full.element_type)
-    index = ir.IndexType.get()
+    if threads > 1 and leading[0] % threads:
+        threads = 1
+    body = _RowBody(graph_ops, inputs, full, leading_count)
     with ir.InsertionPoint(terminator), kernel.location:
         init = lb.empty(full.shape, full.element_type)
-        loop = scf.ForOp(
-            lb.scalar(index, 0), lb.scalar(index, math.prod(leading)), lb.scalar(index, 1), [init]
-        )
-    with ir.InsertionPoint(loop.body), kernel.location:
-        indices = _row_indices(loop.induction_variable, leading)
-        rows = {}
-        for value in inputs:
-            if value not in rows:
-                sliced = _row_shaped(value, full, leading_count)
-                rows[value] = _slice(value, indices) if sliced else value
-        for op in graph_ops:
-            with op.location:
-                clone = ir.Operation.create(
-                    op.name,
-                    results=[row_type],
-                    operands=[rows[v] for v in op.operands],
-                    attributes=attributes_of(op),
-                )
-            rows[op.results[0]] = clone.results[0]
-        scf.YieldOp([_insert(rows[terminator.operands[0]], loop.inner_iter_args[0], indices)])
-    terminator.operands[0] = loop.results[0]
+        if threads == 1:
+            result = body.loop(init, leading, None)
+        else:
+            result = _forall_over_chunks(body, init, leading, threads)
+    terminator.operands[0] = result
     for op in reversed(graph_ops):
         op.erase()
+
+
+class _RowBody:
+    """The kernel's graph ops, cloned to compute one row."""
+
+    def __init__(self, graph_ops, inputs, full: ir.RankedTensorType, leading_count: int):
+        self.graph_ops, self.inputs, self.full = graph_ops, inputs, full
+        self.leading_count = leading_count
+        row_shape = [1] * leading_count + list(full.shape[leading_count:])
+        self.row_type = ir.RankedTensorType.get(row_shape, full.element_type)
+
+    def loop(self, dest: ir.Value, leading: list[int], first: ir.Value | None) -> ir.Value:
+        """An scf.for over the rows of `dest` (leading dims `leading`); row 0 of `dest` is row
+        `first` (along the first leading dim) of the kernel's operands."""
+        index = ir.IndexType.get()
+        loop = scf.ForOp(
+            lb.scalar(index, 0), lb.scalar(index, math.prod(leading)), lb.scalar(index, 1), [dest]
+        )
+        with ir.InsertionPoint(loop.body):
+            local = _row_indices(loop.induction_variable, leading)
+            indices = list(local)
+            if first is not None:
+                indices[0] = arith.AddIOp(first, local[0]).result
+            rows = {}
+            for value in self.inputs:
+                if value not in rows:
+                    sliced = _row_shaped(value, self.full, self.leading_count)
+                    rows[value] = _slice(value, indices) if sliced else value
+            for op in self.graph_ops:
+                with op.location:
+                    clone = ir.Operation.create(
+                        op.name,
+                        results=[self.row_type],
+                        operands=[rows[v] for v in op.operands],
+                        attributes=attributes_of(op),
+                    )
+                rows[op.results[0]] = clone.results[0]
+            last = rows[self.graph_ops[-1].results[0]]
+            scf.YieldOp([_insert(last, loop.inner_iter_args[0], local)])
+        return loop.results[0]
+
+
+def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], threads: int):
+    """scf.forall (%t) in (threads): rows [t*c, (t+1)*c) of the first leading dim, c each."""
+    index = ir.IndexType.get()
+    chunk = leading[0] // threads
+    shape = list(body.full.shape)
+    chunk_shape = [chunk, *shape[1:]]
+    offsets = [_DYNAMIC] + [0] * (len(shape) - 1)
+    forall = scf.ForallOp([0], [threads], [1], [init])
+    with ir.InsertionPoint(forall.body):
+        first = arith.MulIOp(forall.induction_variables[0], lb.scalar(index, chunk)).result
+        shared = forall.inner_iter_args[0]
+        part_type = ir.RankedTensorType.get(chunk_shape, body.full.element_type)
+        part = tensor.ExtractSliceOp(
+            part_type, shared, [first], [], [], offsets, chunk_shape, [1] * len(shape)
+        ).result
+        done = body.loop(part, [chunk, *leading[1:]], first)
+        in_parallel = scf.InParallelOp()
+        with ir.InsertionPoint(in_parallel.region.blocks[0]):
+            tensor.ParallelInsertSliceOp(
+                done, shared, [first], [], [], offsets, chunk_shape, [1] * len(shape)
+            )
+    return forall.results[0]
+
+
+def _first_row_dim(kernel: ir.Operation) -> int:
+    """The first dim that a row op of the kernel computes over as a whole: a row loop may
+    only walk the dims before it."""
+    first = math.inf
+    for op in kernel.regions[0].blocks[0].operations:
+        op = op.operation
+        if not op.results or not isinstance(op.results[0].type, ir.RankedTensorType):
+            continue
+        rank = ir.RankedTensorType(op.results[0].type).rank
+        if op.name == "graph.attention":
+            first = min(first, rank - 2)
+        elif "axis" in op.attributes and op.name.startswith("graph."):
+            first = min(first, ir.IntegerAttr(op.attributes["axis"]).value % max(rank, 1))
+    return first
 
 
 @register_pass("tile-rows", "Row kernels (softmax, norms) as a loop of row-sized graph ops")
@@ -134,5 +203,11 @@ def tile_rows(module: ir.Operation) -> None:
             config = read_config(kernel)
             if config is not None and config.get("strategy") == "rows":
                 leading_count = sum(1 for size in config["tile_sizes"] if size)
+                if leading_count > _first_row_dim(kernel):
+                    kernel.location.emit_error(
+                        f"'tile.config' loops over {leading_count} leading dims, but the "
+                        f"kernel's rows start at dim {_first_row_dim(kernel)}"
+                    )
+                    raise PassFailure("tile-rows")
                 with kernel.location:
-                    _row_loop(kernel, leading_count)
+                    _row_loop(kernel, leading_count, config.get("threads", 1))

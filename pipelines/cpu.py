@@ -75,6 +75,11 @@ def pipeline() -> Pipeline:
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("elide-result-copies", elide_result_copies, "results into out-parameters"),
             Stage("tile-vectorize", tile_vectorize, "vectorize the tiled ops"),
+            Stage(
+                "hoist-buffers",
+                "func.func(buffer-loop-hoisting)",
+                "loop temporaries allocated once",
+            ),
             Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),

@@ -222,11 +222,13 @@ def run_upstream(module: ir.Module, pipeline: list[str], options: Options) -> No
     with module.context, DiagnosticCollector(module.context):
         pm = PassManager.parse(text, module.context)
     if printing.module_scope and not printing.no_threads:
-        # mlir-opt's rule (strata's contexts are single-threaded, but scripts stay portable).
-        raise CompileError(
-            "IR print for module scope can't be setup on a pass-manager without disabling "
-            "multi-threading first."
+        # mlir-opt's rule (strata's contexts are single-threaded, but scripts stay portable),
+        # reported in its words, at its unknown location, for every chunk.
+        sys.stderr.write(
+            "<unknown>:0: error: IR print for module scope can't be setup on a pass-manager "
+            "without disabling multi-threading first.\n\n"
         )
+        raise CompileError([])
     pm.enable_verifier(printing.verify_each)
     if printing.dump_pipeline:
         sys.stderr.write(pretty_pipeline(str(pm), len(pipeline)))
@@ -343,10 +345,13 @@ def opt(options: Options) -> int:
                 outputs.append(run_chunk(chunk.text, chunk.first_line, options, context))
                 emitted = collector.diagnostics
             except CompileError as error:
+                # Like mlir-opt, a failing chunk prints nothing and the others still run.
                 emitted = _merge(collector.diagnostics, error.diagnostics)
+                outputs.append("")
                 if not options.verify_diagnostics:
                     print_diagnostics(emitted, {options.input_name: text}, current_op_notes=True)
-                    return 1
+                    failed = True
+                    continue
         if options.verify_diagnostics:
             expected = expectations(chunk.text, options.input_name, chunk.first_line)
             failures = check(emitted, expected, options.input_name)

@@ -105,7 +105,7 @@ UNARY = {
     "exp": (one_op("exp"), np.exp, 2, None),
     "log": (one_op("log"), np.log, 2, None),
     "log1p": (ONE_PLUS + '  %y = "graph.log"(%s) : ({t}) -> {t}', np.log1p, 3, None),
-    "tanh": (one_op("tanh"), np.tanh, 3, None),
+    "tanh": (one_op("tanh"), np.tanh, 5, None),
     "sigmoid": (one_op("sigmoid"), sigmoid64, 4, None),
     # Below -88, x e^x is subnormal while e^x underflows: silu's bound holds above.
     "silu": (one_op("silu"), lambda x: x * sigmoid64(x), 4, (-88, np.inf)),

@@ -80,3 +80,54 @@ def test_a_forked_child_runs_without_the_parents_workers(operands):
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _forks(text: str, cores: int) -> int:
+    """How many parallel loops the lowered module forks over threads."""
+    from strata import compiler
+
+    module = compiler.load(text)
+    compiler.lower(module, dataclasses.replace(target.host_cpu(), cores=cores))
+    return str(module).count("call @__strata_fork_")
+
+
+ROWS, COLS = 1024, 768
+X = f"tensor<{ROWS}x{COLS}xf32>"
+V = f"tensor<{COLS}xf32>"
+MEMORY_BOUND = {
+    "softmax": (
+        f'%0 = "graph.softmax"(%x) {{axis = 1 : i64}} : ({X}) -> {X}',
+        lambda x, g, b: (
+            np.exp(x - x.max(1, keepdims=True))
+            / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)
+        ),
+    ),
+    "layer_norm": (
+        f'%0 = "graph.layer_norm"(%x, %g, %b) {{axis = 1 : i64, epsilon = 1.0e-5 : f32}}'
+        f" : ({X}, {V}, {V}) -> {X}",
+        lambda x, g, b: (
+            (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * g + b
+        ),
+    ),
+    "tanh chain": (
+        f'%t = "graph.tanh"(%x) : ({X}) -> {X}\n  %0 = "graph.mul"(%t, %g) : ({X}, {V}) -> {X}',
+        lambda x, g, b: np.tanh(x) * g,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEMORY_BOUND))
+@pytest.mark.parametrize("cores", [1, 2, 3])
+def test_memory_bound_kernels_split_over_cores_and_match_numpy(name, cores):
+    body, reference = MEMORY_BOUND[name]
+    text = (
+        f"func.func @main(%x: {X}, %g: {V}, %b: {V}) -> {X} {{\n  {body}\n  return %0 : {X}\n}}\n"
+    )
+    rng = np.random.default_rng(cores)
+    x = rng.standard_normal((ROWS, COLS), dtype=np.float32) * 3
+    g, b = (rng.standard_normal(COLS, dtype=np.float32) for _ in range(2))
+    fn = strata.compile(text, target=dataclasses.replace(target.host_cpu(), cores=cores))
+    expected = reference(*(a.astype(np.float64) for a in (x, g, b)))
+    np.testing.assert_allclose(fn(x, g, b), expected, rtol=2e-5, atol=2e-6)
+    # 1024 rows split evenly over 2 threads; over 3 they do not, and 2 of the 3 cores work.
+    assert _forks(text, cores) == (0 if cores == 1 else 1)

@@ -83,14 +83,16 @@ func.func @max_pool_pads_with_lowest(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4x
 
 // -----
 
-// The stable form: max-reduce, exp(x - max), sum-reduce, one reciprocal per row (a named op,
-// so that elementwise fusion does not compute it per element), multiply.
+// The stable form: max-reduce (maxnumf: a NaN still reaches every output through its
+// exponential), exp(x - max) allowed to flush results under 2^-126 (afn), sum-reduce, one
+// reciprocal per row (a named op, so that elementwise fusion does not compute it per element),
+// multiply.
 // CHECK-LABEL: func.func @softmax
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // CHECK: linalg.generic
 // CHECK: arith.subf
-// CHECK: math.exp
+// CHECK: math.exp %{{.*}} fastmath<afn>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.addf
 // CHECK: linalg.reciprocal ins(%{{.*}} : tensor<4xf32>)

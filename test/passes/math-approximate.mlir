@@ -19,6 +19,23 @@ func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
 
 // -----
 
+// With fastmath<afn> (softmax's exponentials) results under 2^-126 may flush: the input is
+// clamped where exp is 2^-126, and 2^k is one factor made from the bits of the rounding sum.
+// CHECK-LABEL: func.func @exp_afn
+// CHECK-DAG: %[[LOW:.*]] = arith.constant dense<-87.3365402> : vector<8xf32>
+// CHECK-DAG: %[[BIAS:.*]] = arith.constant dense<1065353216> : vector<8xi32>
+// CHECK: arith.maximumf %{{.*}}, %[[LOW]]
+// CHECK-NOT: arith.shrsi
+// CHECK: arith.shli
+// CHECK: arith.addi %{{.*}}, %[[BIAS]]
+// CHECK-NOT: math.exp
+func.func @exp_afn(%v: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.exp %v fastmath<afn> : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// -----
+
 // log: exponent and mantissa from the bits, a polynomial, and the special values selected.
 // CHECK-LABEL: func.func @log_f32
 // CHECK-NOT: math.log
@@ -49,13 +66,18 @@ func.func @log_of_one_plus(%x: vector<8xf32>) -> vector<8xf32> {
 
 // -----
 
-// tanh: a polynomial near 0, 1 - 2 / (exp(2|x|) + 1) elsewhere, the sign from x's bits.
+// tanh: x clamped to [-9, 9] (tanh rounds to +-1 beyond), x P(x^2) / Q(x^2) with one
+// division and no exponential, the result clamped to [-1, 1].
 // CHECK-LABEL: func.func @tanh_f32
+// CHECK-DAG: %[[NINE:.*]] = arith.constant dense<9.000000e+00> : vector<16xf32>
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<16xf32>
 // CHECK-NOT: math.tanh
-// CHECK: math.absf
-// CHECK: arith.divf
-// CHECK: arith.select
-// CHECK: arith.andi %{{.*}} : vector<16xi32>
+// CHECK: %[[C:.*]] = arith.minimumf %arg0, %[[NINE]]
+// CHECK: %[[Z:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[RATIO:.*]] = arith.divf
+// CHECK: %[[Y:.*]] = arith.mulf %{{.*}}, %[[RATIO]]
+// CHECK: arith.minimumf %[[Y]], %[[ONE]]
+// CHECK-NOT: math.exp
 func.func @tanh_f32(%x: vector<16xf32>) -> vector<16xf32> {
   %0 = math.tanh %x : vector<16xf32>
   return %0 : vector<16xf32>

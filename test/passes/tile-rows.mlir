@@ -1,4 +1,5 @@
 // RUN: strata-opt %s --target=cpu:x86-64-v4 --graph-fuse --tile-configure --tile-rows --split-input-file | FileCheck %s
+// RUN: strata-opt %s --tile-rows --split-input-file | FileCheck %s --check-prefix=THREADS
 
 // A softmax kernel with its prologue becomes one loop over rows; each row is sliced, computed
 // by the same graph ops on tensor<1xN>, and inserted into the result.
@@ -60,4 +61,29 @@ func.func @columns(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
 func.func @attention(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x6x8xf32>, %v: tensor<2x2x6x8xf32>) -> tensor<2x2x4x8xf32> {
   %0 = "graph.attention"(%q, %k, %v) {causal = true} : (tensor<2x2x4x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x4x8xf32>
   return %0 : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// With `threads` in its config, the row loop is split over an scf.forall: each thread takes
+// an equal chunk of the first row dim and loops over its rows, sliced at chunk start + row.
+// THREADS-LABEL: func.func private @threaded_kernel_0
+// THREADS: %[[OUT:.*]] = tensor.empty() : tensor<8x3x64xf32>
+// THREADS: %[[R:.*]] = scf.forall (%[[T:.*]]) in (2) shared_outs(%[[SHARED:.*]] = %[[OUT]])
+// THREADS: %[[FIRST:.*]] = arith.muli %[[T]], %c4
+// THREADS: %[[PART:.*]] = tensor.extract_slice %[[SHARED]][%[[FIRST]], 0, 0] [4, 3, 64] [1, 1, 1]
+// THREADS: %[[DONE:.*]] = scf.for %[[I:.*]] = %{{.*}} to %c12 step %{{.*}} iter_args(%[[ACC:.*]] = %[[PART]])
+// THREADS: %[[J:.*]] = arith.remui %[[I]], %c3
+// THREADS: %[[Q:.*]] = arith.divui %[[I]], %c3
+// THREADS: %[[L:.*]] = arith.remui %[[Q]], %c4
+// THREADS: %[[ROW0:.*]] = arith.addi %[[FIRST]], %[[L]]
+// THREADS: tensor.extract_slice %arg0[%[[ROW0]], %[[J]], 0] [1, 1, 64]
+// THREADS: "graph.rms_norm"
+// THREADS: tensor.insert_slice %{{.*}} into %[[ACC]][%[[L]], %[[J]], 0] [1, 1, 64]
+// THREADS: scf.forall.in_parallel
+// THREADS: tensor.parallel_insert_slice %[[DONE]] into %[[SHARED]][%[[FIRST]], 0, 0] [4, 3, 64] [1, 1, 1]
+// THREADS: return %[[R]]
+func.func private @threaded_kernel_0(%x: tensor<8x3x64xf32>, %g: tensor<64xf32>) -> tensor<8x3x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", threads = 2 : i64, tile_sizes = array<i64: 1, 1, 0>, vector_size = 16 : i64}} {
+  %0 = "graph.rms_norm"(%x, %g) {axis = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<8x3x64xf32>, tensor<64xf32>) -> tensor<8x3x64xf32>
+  return %0 : tensor<8x3x64xf32>
 }

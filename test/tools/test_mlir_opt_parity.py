@@ -75,6 +75,12 @@ FLAGS = {
         "--mlir-print-ir-module-scope",
         "--mlir-disable-threading",
     ],
+    "module-scope-threaded": [
+        "--split-input-file",
+        "--cse",
+        "--mlir-print-ir-after-all",
+        "--mlir-print-ir-module-scope",
+    ],
     "statistics": ["--split-input-file", "--cse", "--canonicalize", "--mlir-pass-statistics"],
     "dump-pipeline": ["--split-input-file", "--cse", "--lower-affine", "--dump-pass-pipeline"],
     "verify-each": ["--split-input-file", "--verify-each", "--cse"],
@@ -97,6 +103,16 @@ def test_unregistered_ops_are_refused_without_the_flag(tmp_path):
     refused = run("strata-opt", [str(path)])
     assert refused[0] == 1 and b"2:12: error:" in refused[2]
     assert refused == run(MLIR_OPT, [str(path)])
+
+
+def test_a_failing_chunk_prints_nothing_and_the_others_still_run(tmp_path):
+    path = tmp_path / "chunks.mlir"
+    chunks = ["func.func @a() {\n  return\n}\n", "func.func @b() {\n  foo\n}\n"]
+    path.write_text("// -----\n".join([*chunks, chunks[0].replace("@a", "@c")]))
+    args = [str(path), "--split-input-file", "--canonicalize"]
+    ours = run("strata-opt", args)
+    assert ours[0] == 1 and b"@c" in ours[1] and b"custom op 'foo' is unknown" in ours[2]
+    assert ours == run(MLIR_OPT, args)
 
 
 def test_show_dialects_lists_upstreams_and_strata():

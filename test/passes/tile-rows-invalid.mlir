@@ -1,0 +1,56 @@
+// RUN: strata-opt %s --tile-rows --verify-diagnostics --split-input-file
+// A tile.config written by hand is checked before it is used.
+
+// expected-error @+1 {{'tile.config' key 'threads' must be an integer, got array<i64>}}
+func.func private @threads_array(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", threads = array<i64>, tile_sizes = array<i64: 1, 0>}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' has no key 'tiles' (strategy, tile_sizes, interchange, register_tile, vector_size, threads, thread_dim, pack, im2col)}}
+func.func private @unknown_key(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tiles = array<i64: 1, 0>}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' strategy must be one of loops, elementwise, matmul, rows}}
+func.func private @strategy(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "columns", tile_sizes = array<i64: 1, 0>}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' tile_sizes must be 2 non-negative sizes, got [1]}}
+func.func private @rank(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tile_sizes = array<i64: 1>}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' thread_dim must be a dim below 2}}
+func.func private @thread_dim(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", threads = 2 : i64, thread_dim = 2 : i64, tile_sizes = array<i64: 1, 0>}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' loops over 2 leading dims, but the kernel's rows start at dim 1}}
+func.func private @whole_row(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 1>}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' tile_sizes and register_tile must be 3 positive sizes each}}
+func.func private @register_tile(%a: tensor<8x64xf32>, %b: tensor<64x32xf32>) -> tensor<8x32xf32> attributes {tile.kernel = "contraction", tile.config = {strategy = "matmul", tile_sizes = array<i64: 8, 32, 64>, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 4, 0, 1>}} {
+  %0 = "graph.matmul"(%a, %b) : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
