@@ -15,9 +15,13 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   with short sequences: one loop over (batch, head) pairs, each computed in vectors.
 - `strategy = "loops"`: anything else, lowered to plain loops.
 
-Tile sizes divide the dims they tile, so every tile is static and vectorizes without masks.
-The choice is a heuristic from the target's vector width, register count and caches (a tuner
-can write `tile.config` instead).
+`threads` (with `thread_dim`) splits a matmul's M or N, an elementwise chain's outer dim or a
+row kernel's first row dim into that many equal chunks run in parallel: for a matmul when it
+has 2^24 flops per thread, for memory-bound kernels when they move 512 KiB per thread.
+
+Partial tiles are peeled, so every tile is static and vectorizes without masks. The choice is
+a heuristic from the target's vector width, register count, caches and cores (a tuner can
+write `tile.config` instead; `read_config` checks what it wrote against CONFIG_KEYS).
 """
 
 from __future__ import annotations
