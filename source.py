@@ -107,11 +107,11 @@ def parse(
 MAX_NESTING = 1000
 
 # String literals and comments are skipped: their brackets do not nest.
-_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[\[({<]|[\])}>]')
+_TOKENS = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*|->|[\[({<]|[\])}>]')
 # Dense arrays the Python bindings can represent; any other element type makes them raise (or,
 # inside a callback, abort), and MLIR 22's parser asserts on `array<index ...>`.
 ARRAY_ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f32", "f64")
-_ARRAY = re.compile(r"\barray<\s*([^\s:>]+)")
+_ARRAY = re.compile(r"array<\s*([^\s:>]+)")  # a literal first: fast to search
 
 
 def check_before_parsing(text: str, name: str, first_line: int = 1) -> None:
@@ -120,7 +120,9 @@ def check_before_parsing(text: str, name: str, first_line: int = 1) -> None:
     a few thousand levels down) and dense arrays of other element types than
     ARRAY_ELEMENT_TYPES (`array<index: 2>`, `array<si32: 1>`)."""
     for match in _ARRAY.finditer(text):
-        element = match.group(1)
+        element, before = match.group(1), text[match.start() - 1 : match.start()]
+        if before.isalnum() or before in "_.$-":  # part of a longer name: not the keyword
+            continue
         if element not in ARRAY_ELEMENT_TYPES and not _in_string_or_comment(text, match.start()):
             raise _located(
                 text, match.start(1), name, first_line,
