@@ -217,8 +217,10 @@ class _Script:
         for name in (f"%pa{n}t", f"%pb{n}t", f"%pc{n}"):
             self.lines.append(f"    {name}a = transform.cast {name} : {pack} to {any_op}")
         # Packing is a copy: split over the threads too, its outer dim into one chunk each.
-        for name in (f"%pa{n}ta", f"%pb{n}ta", f"%pc{n}a"):
-            self.vectorize_now(self.tile(self.split(name, threads, rank=2), [1, 1]))
+        # B's panels are walked k-major: each step reads kr whole rows of B (contiguous)
+        # rather than an nr-wide column strip down all of K (a page per row).
+        for name, order in ((f"%pa{n}ta", None), (f"%pb{n}ta", [1, 0]), (f"%pc{n}a", None)):
+            self.vectorize_now(self.tile(self.split(name, threads, rank=2), [1, 1], order))
         self.vectorize_now(self.tile(self.split(f"%uc{n}", threads, rank=2), [mr, nr]))
 
     def copy_rows(self, handle: str, width: int) -> None:

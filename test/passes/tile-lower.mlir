@@ -124,9 +124,14 @@ func.func private @conv(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> ten
 // -----
 
 // A packed matmul: A and B are packed into k-major micro-panels (vectorized pack ops), the
-// packed contraction is cut into blocks and 8x32x4 micro-kernels, and C is unpacked.
+// packed contraction is cut into blocks and 8x32x4 micro-kernels, and C is unpacked. B is
+// packed with K outer (64 / kr = 16 steps) and its N / nr = 2 panels inner, so each step reads
+// kr whole rows of B rather than a column strip down all of K.
 // MATMUL-LABEL: func.func private @packed
 // MATMUL: vector.transfer_read {{.*}} : tensor<8x4xf32>, vector<8x4xf32>
+// MATMUL: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
+// MATMUL-NEXT: scf.for %{{.*}} = %{{.*}} to %c2 step
+// MATMUL: tensor.extract_slice %arg1[%{{.*}}, %{{.*}}] [4, 32] [1, 1]
 // MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
 // MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
 // MATMUL-NOT: linalg.pack
