@@ -76,11 +76,14 @@ def parse(
     name: str = "<input>",
     first_line: int = 1,
     verify: bool = True,
+    *,
+    whole_file: bool = False,
 ) -> ir.Module:
     """Parses `text` into a module, like mlir-opt: ops outside a module get one implicitly.
 
-    Locations name `name` with line numbers counted from `first_line`. With `verify`, the
-    strata dialects' semantic verifiers run too. Errors raise CompileError with every diagnostic.
+    Locations name `name` with line numbers counted from `first_line`. `whole_file`: `text` is
+    all of the file `name`, which MLIR's own parser then reads. With `verify`, the strata
+    dialects' semantic verifiers run too. Errors raise CompileError with every diagnostic.
     """
     check_before_parsing(text, name, first_line)
     padded = "\n" * (first_line - 1) + text
@@ -88,7 +91,7 @@ def parse(
         try:
             if _starts_with_module(text):
                 module = as_module(ir.Operation.parse(padded, source_name=name))
-            elif first_line == 1 and _is_file_with(name, text):
+            elif whole_file:
                 # The whole file: MLIR's own parser makes the implicit module, located as
                 # mlir-opt's (0:0).
                 module = ir.Module.parseFile(name)
@@ -121,7 +124,7 @@ def check_before_parsing(text: str, name: str, first_line: int = 1) -> None:
     ARRAY_ELEMENT_TYPES (`array<index: 2>`, `array<si32: 1>`)."""
     for match in _ARRAY.finditer(text):
         element, before = match.group(1), text[match.start() - 1 : match.start()]
-        if before.isalnum() or before in "_.$-":  # part of a longer name: not the keyword
+        if before and (before.isalnum() or before in "_.$-"):  # in a longer name: no keyword
             continue
         if element not in ARRAY_ELEMENT_TYPES and not _in_string_or_comment(text, match.start()):
             raise _located(
@@ -183,13 +186,6 @@ def _wrap_position(text: str, preamble_end: int) -> int:
             position = offset
         offset += len(line)
     return position
-
-
-def _is_file_with(name: str, text: str) -> bool:
-    try:
-        return Path(name).is_file() and Path(name).read_text() == text
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def _parse_wrapped(text: str, name: str) -> ir.Operation:

@@ -406,18 +406,14 @@ def lower_batch_norm(op):
     )
 
 
-def _max_skipping_nan(a, b):
-    """maxnumf: fewer instructions than maximumf's NaN propagation; a NaN in the row is
-    skipped here and still makes the whole row NaN through its exponential."""
-    return arith.maxnumf(a, b)
-
-
 def softmax(x: ir.Value, axis: int) -> ir.Value:
     t = lb.ranked(x)
     full = list(range(t.rank))
     kept = [i for i in full if i != axis]
     element = t.element_type
-    peak = lb.reduce(x, [axis], lb.lowest(element), _max_skipping_nan)
+    # maxnumf takes fewer instructions than maximumf's NaN propagation; a NaN in the row is
+    # skipped here and still makes the whole row NaN through its exponential.
+    peak = lb.reduce(x, [axis], lb.lowest(element), arith.maxnumf)
     shifted = lb.generic(
         [x, peak],
         lb.empty(t.shape, element),

@@ -183,6 +183,7 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     loops = {"strategy": "loops"}
     if desc.kind != "cpu" or not all_f32:
         return loops
+    buffers = len(kernel.regions[0].blocks[0].arguments) + 1  # the inputs and the result
     anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
     root = anchors[0] if anchors else ops[0]
     if kind == "contraction":
@@ -195,7 +196,6 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         return _conv_config(desc, root) or loops
     if kind == "elementwise":
         shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
-        buffers = len(kernel.regions[0].blocks[0].arguments) + 1
         return _elementwise_config(desc, shape, buffers) or loops
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
         shape = ir.RankedTensorType(root.results[0].type).shape
@@ -207,7 +207,6 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
             "tile_sizes": [1] * start + [0] * (len(shape) - start),
             "vector_size": desc.vector_lanes_f32,  # a row is vectorized whole
         }
-        buffers = len(kernel.regions[0].blocks[0].arguments) + 1
         threads = _memory_threads(desc, 4 * buffers * math.prod(shape), shape[0], 1)
         if threads > 1:  # chunks of the first row dim, one per thread
             config["threads"] = threads

@@ -203,10 +203,11 @@ def tile_rows(module: ir.Operation) -> None:
             config = read_config(kernel)
             if config is not None and config.get("strategy") == "rows":
                 leading_count = sum(1 for size in config["tile_sizes"] if size)
-                if leading_count > _first_row_dim(kernel):
+                first_row_dim = _first_row_dim(kernel)
+                if leading_count > first_row_dim:
                     kernel.location.emit_error(
                         f"'tile.config' loops over {leading_count} leading dims, but the "
-                        f"kernel's rows start at dim {_first_row_dim(kernel)}"
+                        f"kernel's rows start at dim {first_row_dim}"
                     )
                     raise PassFailure("tile-rows")
                 with kernel.location:

@@ -25,7 +25,8 @@ def compile_file(
 ) -> int:
     text = source.read_source(path)
     context = source.make_context()
-    module = source.parse(text, context, path if path != "-" else "<stdin>")
+    name = path if path != "-" else "<stdin>"
+    module = source.parse(text, context, name, whole_file=path != "-")
     artifact = compiler.emit(module, emit, target, print_after=print_after_all, timing=timing)
     if output == "-":
         if emit in ("obj", "so"):

@@ -112,23 +112,6 @@ def pipeline_stages(pipeline: str, context: ir.Context) -> list[Stage]:
 
 
 @dataclass
-class Options:
-    input: str
-    output: str
-    pass_flags: list[tuple[str, str]]
-    pass_pipeline: str | None
-    split_input_file: bool
-    verify_diagnostics: bool
-    print_after_all: bool
-    print_before_all: bool
-    timing: bool
-    target: str | None = None
-    input_name: str = "<stdin>"
-    printing: Printing = field(default_factory=lambda: Printing())
-    unregistered: bool = False
-
-
-@dataclass
 class Printing:
     """mlir-opt's general printing and pass-manager flags."""
 
@@ -156,6 +139,23 @@ class Printing:
             use_local_scope=self.local_scope,
         )
         return out.getvalue() + "\n"
+
+
+@dataclass
+class Options:
+    input: str
+    output: str
+    pass_flags: list[tuple[str, str]]
+    pass_pipeline: str | None
+    split_input_file: bool
+    verify_diagnostics: bool
+    print_after_all: bool
+    print_before_all: bool
+    timing: bool
+    target: str | None = None
+    input_name: str = "<stdin>"
+    printing: Printing = field(default_factory=Printing)
+    unregistered: bool = False
 
 
 def upstream_passes() -> list[tuple[str, str]]:
@@ -192,9 +192,12 @@ def list_passes() -> None:
 # Running.
 
 
-def run_chunk(text: str, first_line: int, options: Options, context: ir.Context) -> str:
-    """Parses and transforms one input chunk; returns its output IR text."""
-    module = source.parse(text, context, options.input_name, first_line)
+def run_chunk(
+    text: str, first_line: int, options: Options, context: ir.Context, whole_file: bool = False
+) -> str:
+    """Parses and transforms one input chunk (`whole_file`: all of the input file); returns its
+    output IR text."""
+    module = source.parse(text, context, options.input_name, first_line, whole_file=whole_file)
     if options.target is not None:
         with context:
             targets.attach(module, compiler.resolve_target(options.target))
@@ -339,10 +342,14 @@ def opt(options: Options) -> int:
     context = source.make_context()
     context.allow_unregistered_dialects = options.unregistered
     outputs, failed = [], False
-    for chunk in source.split_input(text, options.split_input_file):
+    chunks = source.split_input(text, options.split_input_file)
+    whole_file = options.input != "-" and len(chunks) == 1
+    for chunk in chunks:
         with DiagnosticCollector(context) as collector:
             try:
-                outputs.append(run_chunk(chunk.text, chunk.first_line, options, context))
+                outputs.append(
+                    run_chunk(chunk.text, chunk.first_line, options, context, whole_file)
+                )
                 emitted = collector.diagnostics
             except CompileError as error:
                 # Like mlir-opt, a failing chunk prints nothing and the others still run.

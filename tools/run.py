@@ -37,7 +37,7 @@ def run_file(
 ) -> int:
     text = source.read_source(path)
     context = source.make_context()
-    module = source.parse(text, context, path)
+    module = source.parse(text, context, path, whole_file=path != "-")
     arrays = [load_input(p) for p in inputs]
     positions = compiler.function_positions(module)
     start = time.perf_counter()
