@@ -89,13 +89,12 @@ def parse(
     padded = "\n" * (first_line - 1) + text
     with context, ir.Location.unknown(), DiagnosticCollector(context) as collector:
         try:
-            if _starts_with_module(text):
-                module = as_module(ir.Operation.parse(padded, source_name=name))
-            elif whole_file:
+            module = _parse_module(padded, name) if _starts_with_module(text) else None
+            if module is None and whole_file:
                 # The whole file: MLIR's own parser makes the implicit module, located as
                 # mlir-opt's (0:0).
                 module = ir.Module.parseFile(name)
-            else:
+            elif module is None:
                 # mlir-opt locates an implicit module where its chunk starts: after the
                 # `// -----` marker, or at 0:0 for the start of a file.
                 start = (first_line - 1, 9) if first_line > 1 else (0, 0)
@@ -167,6 +166,20 @@ def _located(text: str, position: int, name: str, first_line: int, message: str)
 
 # Blank lines, comments and attribute/type alias definitions that precede the first op.
 _PREAMBLE = re.compile(r"(?:[ \t]*(?://[^\n]*)?\n|[ \t]*[#!][\w.$-]+[ \t]*=[^\n]*\n)*")
+
+
+_SEVERAL_OPS = "source must contain a single top-level operation"
+
+
+def _parse_module(text: str, name: str) -> ir.Module | None:
+    """The module that `text` (starting with one) is; None when other top-level ops follow it,
+    which then go into an implicit module together, as mlir-opt does."""
+    try:
+        return as_module(ir.Operation.parse(text, source_name=name))
+    except ir.MLIRError as error:
+        if _SEVERAL_OPS in str(error):
+            return None
+        raise
 
 
 def _starts_with_module(text: str) -> bool:

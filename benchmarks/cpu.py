@@ -2,7 +2,7 @@
 onnxruntime, in one run, on 1 and 2 threads.
 
 python benchmarks/cpu.py [--threads 1,2] [--quick] [--models squeezenet,resnet50]
-                         [--output benchmarks/results/cpu-<commit>.md]
+                         [--only matmul,ops,...] [--output benchmarks/results/cpu-<commit>.md]
 
 Every row compares peers measured in the same process, right after each other, with the same
 thread count, and reports the ratio strata/peer of throughput (>1: strata is faster). strata
@@ -570,16 +570,25 @@ def run_all(threads: int, args) -> list:
         import onnx.numpy_helper  # noqa: F401  (a submodule the cases use)
     peers = Peers(threads, torch, ort, onnx if ort is not None else None)
     sizes = [256, 512] if args.quick else [256, 512, 1024, 2048]
+    count = 1 << (20 if args.quick else 22)
+    sections = {
+        "matmul": lambda: matmul_rows(peers, sizes),
+        "conv": lambda: conv_rows(peers, 64, 28 if args.quick else 56),
+        "ops": lambda: op_table_rows(peers, count),
+        "chains": lambda: chain_rows(peers, count),
+        "mlp": lambda: gelu_mlp_rows(peers),
+        "rows": lambda: row_norm_rows(peers, 1024, 1024),
+        "examples": lambda: example_model_rows(peers),
+        "onnx": lambda: onnx_model_rows(peers, [m for m in args.models.split(",") if m]),
+    }
+    wanted = args.only.split(",") if args.only else list(sections)
+    unknown = sorted(set(wanted) - set(sections))
+    if unknown:
+        raise SystemExit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(sections)}")
+    rows = []
     with _blas_limits(threads):
-        rows = matmul_rows(peers, sizes)
-        rows += conv_rows(peers, 64, 28 if args.quick else 56)
-        count = 1 << (20 if args.quick else 22)
-        rows += op_table_rows(peers, count)
-        rows += chain_rows(peers, count)
-        rows += gelu_mlp_rows(peers)
-        rows += row_norm_rows(peers, 1024, 1024)
-        rows += example_model_rows(peers)
-        rows += onnx_model_rows(peers, [m for m in args.models.split(",") if m])
+        for name in wanted:
+            rows += sections[name]()
     return [(threads, row) for row in rows]
 
 
@@ -589,6 +598,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument(
         "--models", default="squeezenet,resnet50", help="light ONNX models (comma-separated)"
+    )
+    parser.add_argument(
+        "--only", help="comma-separated sections: matmul,conv,ops,chains,mlp,rows,examples,onnx"
     )
     parser.add_argument("--output", help="write the markdown table here")
     args = parser.parse_args()

@@ -3,8 +3,9 @@
 memref-to-llvm cannot load or store i1 elements (it asserts), and numpy keeps bools as one
 byte each, so after bufferization every `memref<...xi1>` becomes `memref<...xi8>`: loads are
 followed by `arith.trunci`, stored values are widened with `arith.extui`, globals and function
-signatures change with them. Run it once linalg is lowered to loops (only memref.load and
-memref.store read or write elements then).
+signatures change with them. Scalar and vector loads and stores (`vector.load`/`store` and
+unmasked or masked `vector.transfer_read`/`transfer_write`) are widened; run it once linalg is
+lowered to loops, when no other op reads or writes elements.
 """
 
 import numpy as np
@@ -58,24 +59,42 @@ def _retype_global(op: ir.Operation) -> None:
         op.attributes["initial_value"] = ir.DenseElementsAttr.get(bits, type=tensor_type)
 
 
+def _as_bytes(t: ir.Type) -> ir.Type | None:
+    """i8 for i1, and vectors of i8 for vectors of i1; None for any other type."""
+    i8 = ir.IntegerType.get_signless(8)
+    if str(t) == "i1":
+        return i8
+    if isinstance(t, ir.VectorType) and str(t.element_type) == "i1":
+        return ir.VectorType.get(t.shape, i8, scalable=t.scalable_dims)
+    return None
+
+
 def _fix_load(op: ir.Operation) -> None:
     result = op.results[0]
-    if str(result.type) != "i1":
+    wide = _as_bytes(result.type)
+    if wide is None:
         return
-    result.set_type(ir.IntegerType.get_signless(8))
+    narrow_type = result.type
+    if op.name == "vector.transfer_read":  # its padding value is an element too
+        padding = op.operands[1 + ir.MemRefType(op.operands[0].type).rank]
+        with ir.InsertionPoint(op), op.location:
+            op.operands[1 + ir.MemRefType(op.operands[0].type).rank] = arith.extui(
+                ir.IntegerType.get_signless(8), padding
+            )
+    result.set_type(wide)
     with ir.InsertionPoint(op), op.location:
-        narrow = arith.trunci(ir.IntegerType.get_signless(1), result)
+        narrow = arith.trunci(narrow_type, result)
     narrow.owner.move_after(op)
     result.replace_all_uses_except(narrow, narrow.owner.operation)
 
 
 def _fix_store(op: ir.Operation) -> None:
     value = op.operands[0]
-    if str(value.type) != "i1":
+    wide = _as_bytes(value.type)
+    if wide is None:
         return
     with ir.InsertionPoint(op), op.location:
-        wide = arith.extui(ir.IntegerType.get_signless(8), value)
-    op.operands[0] = wide
+        op.operands[0] = arith.extui(wide, value)
 
 
 _FIXES = {
@@ -83,15 +102,21 @@ _FIXES = {
     "memref.global": _retype_global,
     "memref.load": _fix_load,
     "memref.store": _fix_store,
+    "vector.load": _fix_load,
+    "vector.store": _fix_store,
+    "vector.transfer_read": _fix_load,
+    "vector.transfer_write": _fix_store,
 }
 
 _ELEMENT_ACCESS = ("vector.", "affine.load", "affine.store", "linalg.")
 
 
 def _reads_or_writes_elements(op: ir.Operation) -> bool:
-    """An op other than memref.load/store that touches the elements of an i1 buffer."""
-    return op.name.startswith(_ELEMENT_ACCESS) and any(
-        _is_bool_buffer(v.type) for v in [*op.operands, *op.results]
+    """An op that touches the elements of an i1 buffer and that this pass cannot widen."""
+    return (
+        op.name not in _FIXES
+        and op.name.startswith(_ELEMENT_ACCESS)
+        and any(_is_bool_buffer(v.type) for v in [*op.operands, *op.results])
     )
 
 

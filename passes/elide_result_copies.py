@@ -40,11 +40,11 @@ def _elide_into_subview(copy: ir.Operation, alloc: ir.Operation, target: ir.Valu
         return False
     if not all(_layout_agnostic(use) for use in copy.operands[0].uses if user_op(use) != copy):
         return False
+    # The view moves up to the allocation: what it is built from must exist there. Values of
+    # enclosing blocks do (the view, in the allocation's block, uses them).
     for operand in view.operands:
         owner = defining_op(operand)
-        if owner is not None and (
-            owner.block != alloc.block or not owner.is_before_in_block(alloc)
-        ):
+        if owner is not None and owner.block == alloc.block and not owner.is_before_in_block(alloc):
             return False
     for use in copy.operands[0].uses:
         user = user_op(use)

@@ -9,10 +9,13 @@ Runs on the LLVM dialect. For every declared `@__strata_fork_<task>(n, captures.
 and, once per module, `@__strata_parallel_for` over a persistent pool of POSIX threads: it
 splits [0, n) into min(n, 64) contiguous ranges, publishes them as one job and runs ranges
 itself until none is left, then waits for the ones that workers took. Workers are started on
-first use (as many as the largest fork needs, less one for the caller) and live until the
-module is unloaded (a global destructor stops and joins them), so a fork costs a wake-up, not
-a thread start. Between jobs a worker spins briefly on the job counter before it sleeps on a
-condition variable: back-to-back forks (one per kernel of a model) find it awake.
+first use (one per range of the largest fork but the caller's, up to the target's cores: more
+ranges are claimed as threads free up) and live until the module is unloaded (a global
+destructor stops and joins them), so a fork costs a wake-up, not a thread start. Between
+jobs a worker polls the job counter for about 0.2-0.5 ms before it sleeps on a condition
+variable, and takes a job it sees there without the pool's lock: back-to-back forks (one per
+kernel of a model, or a late range of the last one) find it awake, where a sleep and a wake-up
+cost 30-100 us each on a virtual machine.
 
 Safety: ranges are claimed by compare-and-swap on one word that holds the job's generation
 and the next range, so a late worker can never take a range of a newer job. One host thread
@@ -28,12 +31,13 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..dialects import target
 from .ir_query import find_ops, symbol_name
 from .outline_parallel import FORK_PREFIX
 from .registry import register_pass
 
 MAX_THREADS = 64
-_SPINS = 1 << 15  # about 20-50 us of polling before a worker or the caller sleeps
+_SPINS = 1 << 19  # polls before a worker or the caller sleeps: about 0.2-0.5 ms
 
 _MUTEXES = ("lock", "busy", "wake", "done")  # pthread_mutex_t / pthread_cond_t storage
 _WORDS = ("workers", "generation", "stop", "pid", "n", "ranges", "next", "remaining")
@@ -66,7 +70,11 @@ _ADDRESSES = "\n".join(
     for name in (*_MUTEXES, *_WORDS, "fn", "ctx", "threads")
 )
 
-_RUNTIME = f"""
+
+def _runtime(most_threads: int) -> str:
+    """The pool; it starts at most `most_threads` - 1 workers (the target's cores, with the
+    caller): a fork into more ranges than that has its ranges claimed as threads get free."""
+    return f"""
 llvm.func @pthread_create(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 llvm.func @pthread_join(i64, !llvm.ptr) -> i32
 llvm.func @pthread_mutex_lock(!llvm.ptr) -> i32
@@ -145,17 +153,31 @@ llvm.func internal @__strata_pool_worker(%unused: !llvm.ptr) -> !llvm.ptr {{
   %u0 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
   llvm.call @__strata_pool_run(%gen, %fn, %ctx, %n, %ranges)
       : (i64, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
-  llvm.br ^spin(%c0 : i64)
-^spin(%k: i64):  // a next job soon after this one finds the worker awake
+  llvm.br ^spin(%c0, %gen : i64, i64)
+^spin(%k: i64, %done_gen: i64):  // a next job soon after this one finds the worker awake
   %now = llvm.load %generation_p atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
-  %moved = llvm.icmp "ne" %now, %gen : i64
+  %moved = llvm.icmp "ne" %now, %done_gen : i64
   %k1 = llvm.add %k, %c1 : i64
   %tired = llvm.icmp "sge" %k1, %spins : i64
-  %leave = llvm.or %moved, %tired : i1
-  llvm.cond_br %leave, ^relock, ^spin(%k1 : i64)
-^relock:
+  llvm.cond_br %moved, ^next, ^idle
+^idle:
+  llvm.cond_br %tired, ^relock(%done_gen : i64), ^spin(%k1, %done_gen : i64, i64)
+^next:  // the job was published before its generation (release): no lock needed to read it;
+  // taking the lock here would put the worker to sleep while the caller still holds it.
+  %stop_now = llvm.load %stop_p : !llvm.ptr -> i64
+  %stopping_now = llvm.icmp "ne" %stop_now, %c0 : i64
+  llvm.cond_br %stopping_now, ^relock(%now : i64), ^take
+^take:
+  %next_fn = llvm.load %fn_p : !llvm.ptr -> !llvm.ptr
+  %next_ctx = llvm.load %ctx_p : !llvm.ptr -> !llvm.ptr
+  %next_n = llvm.load %n_p : !llvm.ptr -> i64
+  %next_ranges = llvm.load %ranges_p : !llvm.ptr -> i64
+  llvm.call @__strata_pool_run(%now, %next_fn, %next_ctx, %next_n, %next_ranges)
+      : (i64, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
+  llvm.br ^spin(%c0, %now : i64, i64)
+^relock(%seen_gen: i64):
   %l1 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
-  llvm.br ^wait(%gen : i64)
+  llvm.br ^wait(%seen_gen : i64)
 ^exit:
   %u1 = llvm.call @pthread_mutex_unlock(%lock_p) : (!llvm.ptr) -> i32
   llvm.return %null : !llvm.ptr
@@ -251,9 +273,12 @@ llvm.func internal @__strata_parallel_for(%fn: !llvm.ptr, %ctx: !llvm.ptr, %n: i
 ^publish:
   %l0 = llvm.call @pthread_mutex_lock(%lock_p) : (!llvm.ptr) -> i32
   llvm.br ^grow
-^grow:  // workers for all ranges but the caller's
+^grow:  // workers for all ranges but the caller's, up to the cores
   %have = llvm.load %workers_p : !llvm.ptr -> i64
-  %need = llvm.sub %ranges, %c1 : i64
+  %cores = llvm.mlir.constant({most_threads} : i64) : i64
+  %fewer = llvm.icmp "slt" %ranges, %cores : i64
+  %threads = llvm.select %fewer, %ranges, %cores : i1, i64
+  %need = llvm.sub %threads, %c1 : i64
   %short = llvm.icmp "slt" %have, %need : i64
   llvm.cond_br %short, ^start, ^job
 ^start:
@@ -358,7 +383,8 @@ def lower_fork_join(module: ir.Operation) -> None:
         return
     calls = find_ops(module, lambda op: op.name == "llvm.call" and "callee" in op.attributes)
     body = module.regions[0].blocks[0]
-    texts = [_RUNTIME]
+    desc = target.of(module)
+    texts = [_runtime(min(desc.cores, MAX_THREADS) if desc is not None else MAX_THREADS)]
     for decl in declarations:
         name = symbol_name(decl)
         uses = [c for c in calls if ir.FlatSymbolRefAttr(c.attributes["callee"]).value == name]

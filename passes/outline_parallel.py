@@ -1,6 +1,7 @@
 """`--outline-parallel`: each parallel loop of a function becomes a task function and a fork.
 
-A top-level `scf.forall (%i) in (N)` (buffers only, no shared outputs) in function `@f` becomes
+An `scf.forall (%i) in (N)` (buffers only, no shared outputs) outside loops in function `@f`
+(at its top level or in `scf.if` branches) becomes
 
     func.func private @f_task_0(%begin: index, %end: index, <captured values>) {
       scf.for %i = %begin to %end step 1 { <body> }
@@ -124,9 +125,19 @@ def _outline(forall: ir.Operation, fn: ir.Operation, name: str) -> None:
     forall.erase()
 
 
+def _runs_once(op: ir.Operation, fn: ir.Operation) -> bool:
+    """Whether `op` is in `fn` outside any loop: at its top level or under `scf.if`s."""
+    op = op.parent
+    while op != fn:
+        if op.name != "scf.if":
+            return False
+        op = op.parent
+    return True
+
+
 def _outlinable(forall: ir.Operation, fn: ir.Operation) -> bool:
     return (
-        forall.parent == fn
+        _runs_once(forall, fn)
         and not forall.results
         and _static_trip_count(forall) is not None
         and len(forall.regions[0].blocks[0].arguments) == 1

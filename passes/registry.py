@@ -92,6 +92,7 @@ def _load_all() -> None:
         lower_fork_join,
         math_approximate,
         outline_parallel,
+        streaming_stores,
         tile_configure,
         tile_lower,
         tile_rows,

@@ -17,7 +17,10 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
 
 `threads` (with `thread_dim`) splits a matmul's M or N, an elementwise chain's outer dim or a
 row kernel's first row dim into that many equal chunks run in parallel: for a matmul when it
-has 2^24 flops per thread, for memory-bound kernels when they move 512 KiB per thread.
+has 2^24 flops per thread, for memory-bound kernels when they move 512 KiB per thread. Memory-
+bound kernels are cut into `chunks` pieces (up to 4 per thread, each still moving 128 KiB),
+which the threads claim one at a time: a thread that starts late (woken late, or sharing its
+core) takes fewer, instead of holding up the others with a fixed share.
 
 Partial tiles are peeled, so every tile is static and vectorizes without masks. The choice is
 a heuristic from the target's vector width, register count, caches and cores (a tuner can
@@ -54,9 +57,9 @@ def _graph_ops(kernel: ir.Operation) -> list[ir.Operation]:
     ]
 
 
-def _is_f32_tensor(value: ir.Value) -> bool:
+def _is_tensor_of(value: ir.Value, element_types: tuple[str, ...]) -> bool:
     t = value.type
-    return isinstance(t, ir.RankedTensorType) and str(t.element_type) == "f32"
+    return isinstance(t, ir.RankedTensorType) and str(t.element_type) in element_types
 
 
 _PACK_K = 4  # k steps per packed micro-panel row (k-major panels need at least 2)
@@ -156,6 +159,20 @@ def _memory_threads(desc, moved_bytes: int, extent: int, unit: int) -> int:
     return max(threads, 1)
 
 
+_CHUNKS_PER_THREAD = 4
+_BYTES_PER_CHUNK = 1 << 17
+
+
+def _chunks(threads: int, moved_bytes: int, extent: int, unit: int) -> int:
+    """Pieces of the split dim for `threads` threads to claim: as many as divide it evenly, up
+    to _CHUNKS_PER_THREAD each, while each piece still moves _BYTES_PER_CHUNK."""
+    for per_thread in range(_CHUNKS_PER_THREAD, 1, -1):
+        chunks = threads * per_thread
+        if extent % (chunks * unit) == 0 and moved_bytes // chunks >= _BYTES_PER_CHUNK:
+            return chunks
+    return threads
+
+
 def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
     """Vector-wide pieces of the innermost dim; a chain that moves enough memory (`buffers`
     tensors of this size read or written) splits its outermost dim that divides evenly over
@@ -166,11 +183,13 @@ def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
     width = tile_size(shape[-1], 4 * lanes, lanes)
     tiles = [1] * (len(shape) - 1) + [width]
     config = {"strategy": "elementwise", "tile_sizes": tiles, "vector_size": lanes}
+    moved = 4 * buffers * math.prod(shape)
     for dim, (extent, unit) in enumerate(zip(shape, tiles, strict=True)):
-        threads = _memory_threads(desc, 4 * buffers * math.prod(shape), extent, unit)
+        threads = _memory_threads(desc, moved, extent, unit)
         if threads > 1:
             config["threads"] = threads
             config["thread_dim"] = dim
+            config["chunks"] = _chunks(threads, moved, extent, unit)
             break
     return config
 
@@ -179,11 +198,16 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     kind = ir.StringAttr(kernel.attributes[KERNEL_ATTR]).value
     ops = _graph_ops(kernel)
     values = [v for op in ops for v in [*op.operands, *op.results]]
-    all_f32 = all(_is_f32_tensor(v) for v in values)
     loops = {"strategy": "loops"}
-    if desc.kind != "cpu" or not all_f32:
+    if desc.kind != "cpu":
         return loops
     buffers = len(kernel.regions[0].blocks[0].arguments) + 1  # the inputs and the result
+    if kind == "elementwise" and all(_is_tensor_of(v, ("f32", "i1")) for v in values):
+        # Comparisons and logic vectorize too: i1 lanes are bytes in memory (--bool-storage).
+        shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
+        return _elementwise_config(desc, shape, buffers) or loops
+    if not all(_is_tensor_of(v, ("f32",)) for v in values):
+        return loops
     anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
     root = anchors[0] if anchors else ops[0]
     if kind == "contraction":
@@ -194,9 +218,6 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         return loops
     if kind == "convolution" and root.name == "graph.conv2d":
         return _conv_config(desc, root) or loops
-    if kind == "elementwise":
-        shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
-        return _elementwise_config(desc, shape, buffers) or loops
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
         shape = ir.RankedTensorType(root.results[0].type).shape
         if len(shape) < 2 or _row_start(root) == 0:
@@ -207,9 +228,11 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
             "tile_sizes": [1] * start + [0] * (len(shape) - start),
             "vector_size": desc.vector_lanes_f32,  # a row is vectorized whole
         }
-        threads = _memory_threads(desc, 4 * buffers * math.prod(shape), shape[0], 1)
-        if threads > 1:  # chunks of the first row dim, one per thread
+        moved = 4 * buffers * math.prod(shape)
+        threads = _memory_threads(desc, moved, shape[0], 1)
+        if threads > 1:  # chunks of the first row dim, claimed by the threads
             config["threads"] = threads
+            config["chunks"] = _chunks(threads, moved, shape[0], 1)
         return config
     if root.name == "graph.attention":
         return _attention_config(desc, root) or loops
@@ -258,6 +281,7 @@ CONFIG_KEYS = {
     "vector_size": int,
     "threads": int,
     "thread_dim": int,
+    "chunks": int,
     "pack": int,
     "im2col": int,
 }
@@ -307,8 +331,8 @@ def _config_problem(config: dict, rank: int) -> str | None:
     strategy = config.get("strategy", "loops")
     if strategy not in STRATEGIES:
         return f"'{CONFIG_ATTR}' strategy must be one of {', '.join(STRATEGIES)}"
-    if any(config.get(k, 1) < 1 for k in ("threads", "vector_size", "pack")):
-        return f"'{CONFIG_ATTR}' threads, vector_size and pack must be positive"
+    if any(config.get(k, 1) < 1 for k in ("threads", "chunks", "vector_size", "pack")):
+        return f"'{CONFIG_ATTR}' threads, chunks, vector_size and pack must be positive"
     required = {"elementwise": ["tile_sizes"], "rows": ["tile_sizes"]}
     required["matmul"] = ["tile_sizes", "interchange", "register_tile"]
     missing = [k for k in required.get(strategy, []) if k not in config]

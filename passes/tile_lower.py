@@ -21,7 +21,7 @@ across the k loop (hoisting), and lowers contractions to outer products (FMAs).
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import arith, linalg, vector
 from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
@@ -46,6 +46,15 @@ def _is_f32(value: ir.Value) -> bool:
     return isinstance(t, (ir.RankedTensorType, ir.MemRefType)) and str(t.element_type) == "f32"
 
 
+def _of_lane_type(value: ir.Value) -> bool:
+    """f32, or i1 (bytes in memory after --bool-storage, as vectors as wide as f32 ones)."""
+    t = value.type
+    return isinstance(t, (ir.RankedTensorType, ir.MemRefType)) and str(t.element_type) in (
+        "f32",
+        "i1",
+    )
+
+
 def _structured(op: ir.Operation) -> bool:
     """A linalg op of its own (not one nested in a linalg op's body, like linalg.yield)."""
     return op.name.startswith("linalg.") and not op.parent.name.startswith("linalg.")
@@ -62,7 +71,7 @@ def _parallel_only(op: ir.Operation) -> bool:
 def _row_tiles(op: ir.Operation, lanes: int) -> list[int] | None:
     """Tile sizes that cut an elementwise op into vector-wide pieces of its innermost dim."""
     shaped = [v for v in [*op.operands, *op.results] if isinstance(v.type, ir.ShapedType)]
-    if not all(_is_f32(v) for v in shaped):
+    if not all(_of_lane_type(v) for v in shaped):
         return None
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
     if not shape or not _plain_accesses(op):
@@ -335,13 +344,13 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
         return
     if strategy not in ("matmul", "elementwise"):
         return
-    threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
+    chunks, dim = config.get("chunks", config.get("threads", 1)), config.get("thread_dim", 0)
     for op in linalg_ops:
         if _parallel_only(op):
             sizes = _row_tiles(op, lanes)
             if sizes is not None:
-                chunks = script.split(script.match(op), threads, dim, rank=len(sizes))
-                script.vectorize_later(script.tile(chunks, sizes))
+                pieces = script.split(script.match(op), chunks, dim, rank=len(sizes))
+                script.vectorize_later(script.tile(pieces, sizes))
 
 
 def _apply(module: ir.Operation, lines: list[str], what: str) -> None:
@@ -460,6 +469,54 @@ _LOWER_VECTORS = """
     } : !transform.any_op"""
 
 
+# Floating-point reduction kinds and the op that combines two partial results of each.
+_COMBINE = {
+    "add": arith.addf,
+    "mul": arith.mulf,
+    "maxnumf": arith.maxnumf,
+    "minnumf": arith.minnumf,
+    "maximumf": arith.maximumf,
+    "minimumf": arith.minimumf,
+}
+
+
+def _reduction_kind(op: ir.Operation) -> str:
+    # Printed as `#vector.kind<add>`.
+    return str(op.attributes["kind"]).partition("<")[2].rstrip(">")
+
+
+def _reduce_in_halves(op: ir.Operation) -> None:
+    """A row's vector of partial results (vector<1xNxf32> reduced over its last dim) folded
+    in halves, log2(N) vector ops, instead of MLIR's lowering to N extracts and scalar ops.
+    Partial results are already combined out of order; halving just picks another order."""
+    source, accumulator = op.operands
+    source_type = ir.VectorType(source.type)
+    *outer, width = source_type.shape
+    kind = _reduction_kind(op)
+    dims = list(ir.DenseI64ArrayAttr(op.attributes["reduction_dims"]))
+    if kind not in _COMBINE or dims != [len(outer)] or any(d != 1 for d in outer):
+        return
+    if (
+        width < 2
+        or width & (width - 1)
+        or list(ir.VectorType(op.results[0].type).shape) != (outer or [1])
+    ):
+        return
+    combine = _COMBINE[kind]
+    element = source_type.element_type
+    with ir.InsertionPoint(op), op.location:
+        values = vector.shape_cast(ir.VectorType.get([width], element), source)
+        while width > 1:
+            width //= 2
+            half = ir.VectorType.get([width], element)
+            low = vector.extract_strided_slice(half, values, [0], [width], [1])
+            high = vector.extract_strided_slice(half, values, [width], [width], [1])
+            values = combine(low, high)
+        result = combine(vector.shape_cast(op.results[0].type, values), accumulator)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
 @register_pass("tile-vectorize", "Vectorize the ops tile-lower marked and lower the vectors")
 def tile_vectorize(module: ir.Operation) -> None:
     if not find_ops(module, lambda op: VECTORIZE_ATTR in op.attributes):
@@ -467,4 +524,6 @@ def tile_vectorize(module: ir.Operation) -> None:
     _apply(module, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines(), "tile-vectorize")
     with module.context:
         PassManager.parse(_FOLD_VIEWS).run(module)
+        for reduction in find_ops(module, lambda op: op.name == "vector.multi_reduction"):
+            _reduce_in_halves(reduction)
     _apply(module, _LOWER_VECTORS.splitlines(), "tile-vectorize")

@@ -18,8 +18,9 @@ and bias, scalars) broadcast along rows and are used as they are. Kernels of any
 keep their strategy and are left alone.
 
 With `threads` in the config (--tile-configure sets it when the kernel moves enough memory),
-an scf.forall over the threads wraps the loop: each takes an equal chunk of the first row dim,
-loops over its rows and writes its chunk of the result (tensor.parallel_insert_slice).
+an scf.forall wraps the loop: each of its `chunks` iterations (`threads` unless given) takes
+an equal chunk of the first row dim, loops over its rows and writes its chunk of the result
+(tensor.parallel_insert_slice); the threads claim chunks one at a time.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def _insert(row: ir.Value, into: ir.Value, indices: list[ir.Value]) -> ir.Value:
     ).result
 
 
-def _row_loop(kernel: ir.Operation, leading_count: int, threads: int = 1) -> None:
-    """Loops over the first `leading_count` dims of the kernel's result; with `threads`, an
+def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1) -> None:
+    """Loops over the first `leading_count` dims of the kernel's result; with `chunks`, an
     scf.forall splits the first of them into that many equal chunks, each a loop of its own."""
     block = kernel.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
@@ -102,15 +103,15 @@ def _row_loop(kernel: ir.Operation, leading_count: int, threads: int = 1) -> Non
     if any(_row_shaped(v, full, leading_count) is None for v in inputs):
         return
     leading = list(full.shape[:leading_count])
-    if threads > 1 and leading[0] % threads:
-        threads = 1
+    if chunks > 1 and leading[0] % chunks:
+        chunks = 1
     body = _RowBody(graph_ops, inputs, full, leading_count)
     with ir.InsertionPoint(terminator), kernel.location:
         init = lb.empty(full.shape, full.element_type)
-        if threads == 1:
+        if chunks == 1:
             result = body.loop(init, leading, None)
         else:
-            result = _forall_over_chunks(body, init, leading, threads)
+            result = _forall_over_chunks(body, init, leading, chunks)
     terminator.operands[0] = result
     for op in reversed(graph_ops):
         op.erase()
@@ -156,14 +157,14 @@ class _RowBody:
         return loop.results[0]
 
 
-def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], threads: int):
-    """scf.forall (%t) in (threads): rows [t*c, (t+1)*c) of the first leading dim, c each."""
+def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], chunks: int):
+    """scf.forall (%t) in (chunks): rows [t*c, (t+1)*c) of the first leading dim, c each."""
     index = ir.IndexType.get()
-    chunk = leading[0] // threads
+    chunk = leading[0] // chunks
     shape = list(body.full.shape)
     chunk_shape = [chunk, *shape[1:]]
     offsets = [_DYNAMIC] + [0] * (len(shape) - 1)
-    forall = scf.ForallOp([0], [threads], [1], [init])
+    forall = scf.ForallOp([0], [chunks], [1], [init])
     with ir.InsertionPoint(forall.body):
         first = arith.MulIOp(forall.induction_variables[0], lb.scalar(index, chunk)).result
         shared = forall.inner_iter_args[0]
@@ -211,4 +212,5 @@ def tile_rows(module: ir.Operation) -> None:
                     )
                     raise PassFailure("tile-rows")
                 with kernel.location:
-                    _row_loop(kernel, leading_count, config.get("threads", 1))
+                    chunks = config.get("chunks", config.get("threads", 1))
+                    _row_loop(kernel, leading_count, chunks)

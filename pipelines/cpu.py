@@ -17,6 +17,7 @@ from ..passes.lower_copies import lower_copies
 from ..passes.lower_fork_join import lower_fork_join
 from ..passes.math_approximate import math_approximate
 from ..passes.outline_parallel import outline_parallel
+from ..passes.streaming_stores import streaming_stores
 from ..passes.tile_configure import tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
 from ..passes.tile_rows import tile_rows
@@ -83,6 +84,7 @@ def pipeline() -> Pipeline:
             Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
+            Stage("streaming-stores", streaming_stores, "outputs past the cache unread"),
             Stage("outline-parallel", outline_parallel, "parallel loops to forked tasks"),
             Stage("lower-copies", lower_copies, "strided copies to loops"),
             Stage("lower-loops", LOWER_LOOPS, "linalg to loops, math to libm calls"),

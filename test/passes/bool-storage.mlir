@@ -38,3 +38,31 @@ func.func @global_and_alloc() {
   memref.dealloc %f : memref<3xf32>
   return
 }
+
+// -----
+
+// Vector loads and stores of i1 lanes move bytes: loads narrow the vector after reading it,
+// stores widen it first; a transfer_read's padding becomes a byte too.
+// CHECK-LABEL: func.func @vectors
+// CHECK-SAME: (%[[A:.*]]: memref<64xi8>, %[[B:.*]]: memref<64xi8>)
+// CHECK: %[[BYTES:.*]] = vector.load %[[A]][%{{.*}}] : memref<64xi8>, vector<32xi8>
+// CHECK: %[[BITS:.*]] = arith.trunci %[[BYTES]] : vector<32xi8> to vector<32xi1>
+// CHECK: %[[PAD:.*]] = arith.extui %{{.*}} : i1 to i8
+// CHECK: %[[READ:.*]] = vector.transfer_read %[[A]][%{{.*}}], %[[PAD]] : memref<64xi8>, vector<32xi8>
+// CHECK: %[[READ_BITS:.*]] = arith.trunci %[[READ]] : vector<32xi8> to vector<32xi1>
+// CHECK: %[[AND:.*]] = arith.andi %[[BITS]], %[[READ_BITS]] : vector<32xi1>
+// CHECK: %[[WIDE:.*]] = arith.extui %[[AND]] : vector<32xi1> to vector<32xi8>
+// CHECK: vector.store %[[WIDE]], %[[B]][%{{.*}}] : memref<64xi8>, vector<32xi8>
+// CHECK: %[[WIDE2:.*]] = arith.extui %[[AND]] : vector<32xi1> to vector<32xi8>
+// CHECK: vector.transfer_write %[[WIDE2]], %[[B]][%{{.*}}] : vector<32xi8>, memref<64xi8>
+func.func @vectors(%a: memref<64xi1>, %b: memref<64xi1>) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %false = arith.constant false
+  %v = vector.load %a[%c0] : memref<64xi1>, vector<32xi1>
+  %w = vector.transfer_read %a[%c32], %false : memref<64xi1>, vector<32xi1>
+  %x = arith.andi %v, %w : vector<32xi1>
+  vector.store %x, %b[%c0] : memref<64xi1>, vector<32xi1>
+  vector.transfer_write %x, %b[%c32] : vector<32xi1>, memref<64xi1>
+  return
+}

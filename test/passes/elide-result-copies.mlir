@@ -67,3 +67,29 @@ func.func @row(%in: memref<8x64xf32>, %out: memref<8x64xf32>) {
   }
   return
 }
+
+// -----
+
+// The view may be of a view made outside the loop (a thread's chunk of rows): what it is
+// built from exists where the buffer is allocated, and the row is computed in place.
+// CHECK-LABEL: func.func @row_of_chunk
+// CHECK: %[[CHUNK:.*]] = memref.subview %{{.*}}[4, 0] [4, 64] [1, 1]
+// CHECK: scf.for %[[I:.*]] =
+// CHECK-NOT: memref.alloc
+// CHECK: %[[ROW:.*]] = memref.subview %[[CHUNK]][%[[I]], 0] [1, 64] [1, 1]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[ROW]]
+// CHECK-NOT: memref.copy
+func.func @row_of_chunk(%out: memref<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %cst = arith.constant 1.0 : f32
+  %chunk = memref.subview %out[4, 0] [4, 64] [1, 1] : memref<8x64xf32> to memref<4x64xf32, strided<[64, 1], offset: 256>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %buf = memref.alloc() : memref<1x64xf32>
+    linalg.fill ins(%cst : f32) outs(%buf : memref<1x64xf32>)
+    %view = memref.subview %chunk[%i, 0] [1, 64] [1, 1] : memref<4x64xf32, strided<[64, 1], offset: 256>> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %buf, %view : memref<1x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+  }
+  return
+}

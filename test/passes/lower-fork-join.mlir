@@ -1,4 +1,4 @@
-// RUN: strata-opt %s --lower-fork-join | FileCheck %s
+// RUN: strata-opt %s --lower-fork-join --split-input-file | FileCheck %s
 
 // The fork stores its captures in a stack struct and hands a thunk over it to the module's
 // parallel-for. That publishes the ranges as a job of a persistent pool (workers started on
@@ -8,13 +8,21 @@
 // CHECK: llvm.cmpxchg %{{.*}} acq_rel acquire
 // CHECK: llvm.call %{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
 // CHECK: llvm.atomicrmw sub
+// A worker that finishes polls for the next job and takes it without the pool's lock.
 // CHECK-LABEL: llvm.func internal @__strata_pool_worker(
 // CHECK: llvm.call @pthread_cond_wait
+// CHECK: llvm.call @__strata_pool_run
+// CHECK: llvm.load %{{.*}} atomic acquire
+// CHECK-NOT: pthread_mutex_lock
+// CHECK: llvm.call @__strata_pool_run
 // CHECK-LABEL: llvm.func internal @__strata_pool_shutdown(
 // CHECK: llvm.call @pthread_join
 // CHECK: llvm.mlir.global_dtors dtors = [@__strata_pool_shutdown]
 // CHECK-LABEL: llvm.func internal @__strata_parallel_for(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64)
 // CHECK: llvm.call @pthread_mutex_trylock
+// Without a target description, up to 64 threads (the caller and 63 workers).
+// CHECK: %[[CORES:.*]] = llvm.mlir.constant(64 : i64) : i64
+// CHECK: llvm.icmp "slt" %{{.*}}, %[[CORES]]
 // CHECK: llvm.call @pthread_create
 // CHECK: llvm.call @pthread_cond_broadcast
 // CHECK: llvm.call @__strata_pool_run
@@ -37,4 +45,23 @@ llvm.func @main(%p: !llvm.ptr, %x: f32) {
   %n = llvm.mlir.constant(4 : i64) : i64
   llvm.call @__strata_fork_task(%n, %p, %x) : (i64, !llvm.ptr, f32) -> ()
   llvm.return
+}
+
+// -----
+
+// The target's cores bound the pool: a fork into more ranges than that shares them out.
+// CHECK-LABEL: llvm.func internal @__strata_parallel_for(
+// CHECK: %[[CORES:.*]] = llvm.mlir.constant(3 : i64) : i64
+// CHECK: llvm.icmp "slt" %{{.*}}, %[[CORES]]
+// CHECK: llvm.call @pthread_create
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 3 : i64}} {
+  llvm.func @__strata_fork_task(i64)
+  llvm.func @task(%begin: i64, %end: i64) {
+    llvm.return
+  }
+  llvm.func @main() {
+    %n = llvm.mlir.constant(12 : i64) : i64
+    llvm.call @__strata_fork_task(%n) : (i64) -> ()
+    llvm.return
+  }
 }

@@ -29,6 +29,32 @@ func.func private @copy(%x: memref<8x16xf32>, %y: memref<8x16xf32>) {
 
 // -----
 
+// A parallel loop in a branch of an `scf.if` runs once per call too: each branch's loop forks.
+// CHECK-LABEL: func.func private @__strata_fork_choose_task_1(index, memref<4xf32>)
+// CHECK-LABEL: func.func private @__strata_fork_choose_task_0(index, memref<4xf32>)
+// CHECK-LABEL: func.func @choose
+// CHECK: scf.if %{{.*}} {
+// CHECK:   call @__strata_fork_choose_task_0
+// CHECK: } else {
+// CHECK:   call @__strata_fork_choose_task_1
+// CHECK-NOT: scf.forall
+func.func @choose(%x: memref<4xf32>, %flag: i1) {
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  scf.if %flag {
+    scf.forall (%i) in (2) {
+      memref.store %one, %x[%i] : memref<4xf32>
+    }
+  } else {
+    scf.forall (%i) in (2) {
+      memref.store %two, %x[%i] : memref<4xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // Two-dimensional and nested parallel loops stay as they are (lowered serially later).
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: __strata_fork

@@ -1,6 +1,7 @@
 // RUN: strata-opt %s --target=cpu:x86-64-v4 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=V4
 // RUN: strata-opt %s --target=cpu:x86-64-v3 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=V3
 // RUN: strata-opt %s --target=cpu:aarch64 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=ARM
+// RUN: strata-opt %s --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=CORES
 
 // The micro-kernel uses half the vector registers as accumulators, two vectors per row:
 // 8 x 32 with AVX-512 (16 zmm), 4 x 16 with AVX2 (8 ymm), 8 x 8 with NEON (16 q).
@@ -89,4 +90,24 @@ func.func private @k(%x: tensor<64xf32>) -> tensor<64xf32> attributes {tile.kern
 func.func @conv(%x: tensor<2x3x16x16xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<2x16x16x16xf32> {
   %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x16x16xf32>, tensor<16x3x3x3xf32>) -> tensor<2x16x16x16xf32>
   return %0 : tensor<2x16x16x16xf32>
+}
+
+// -----
+
+// On 2 cores, memory-bound kernels that move enough split their outer dim over both, in up
+// to 4 chunks per thread that divide it evenly (the threads claim chunks as they get free);
+// comparisons vectorize like the f32 chains, their bools stored as bytes.
+// CORES-LABEL: func.func private @memory_bound_kernel_0
+// CORES-SAME: tile.config = {chunks = 8 : i64, strategy = "rows", threads = 2 : i64, tile_sizes = array<i64: 1, 0>, vector_size = 8 : i64}
+// CORES-LABEL: func.func private @memory_bound_kernel_1
+// CORES-SAME: tile.config = {chunks = 8 : i64, strategy = "elementwise", thread_dim = 0 : i64, threads = 2 : i64, tile_sizes = array<i64: 1, 32>, vector_size = 8 : i64}
+// CORES-LABEL: func.func private @memory_bound_kernel_2
+// CORES-SAME: tile.config = {chunks = 6 : i64, strategy = "elementwise", thread_dim = 0 : i64, threads = 2 : i64, tile_sizes = array<i64: 1, 32>, vector_size = 8 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @memory_bound(%x: tensor<1024x1024xf32>, %y: tensor<300x1000xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xi1>, tensor<300x1000xf32>) {
+    %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %1 = "graph.less"(%x, %x) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xi1>
+    %2 = "graph.neg"(%y) : (tensor<300x1000xf32>) -> tensor<300x1000xf32>
+    return %0, %1, %2 : tensor<1024x1024xf32>, tensor<1024x1024xi1>, tensor<300x1000xf32>
+  }
 }

@@ -115,6 +115,19 @@ def test_a_failing_chunk_prints_nothing_and_the_others_still_run(tmp_path):
     assert ours == run(MLIR_OPT, args)
 
 
+@pytest.mark.parametrize("split", [[], ["--split-input-file"]])
+def test_a_module_followed_by_more_ops_goes_into_an_implicit_module(tmp_path, split):
+    path = tmp_path / "several.mlir"
+    path.write_text(
+        "module attributes {a.b} {\n}\nmodule {\n}\nfunc.func @f() {\n  return\n}\n"
+        "// -----\nmodule {\n  func.func @g() {\n    return\n  }\n}\n"
+    )
+    args = [str(path), *split]
+    ours = run("strata-opt", args)
+    assert ours[0] == 0 and ours[1].count(b"module") == 4
+    assert ours == run(MLIR_OPT, args)
+
+
 def test_show_dialects_lists_upstreams_and_strata():
     _, ours, _ = run("strata-opt", ["--show-dialects"])
     _, theirs, _ = run(MLIR_OPT, ["--show-dialects"])
