@@ -54,3 +54,28 @@ func.func @rows(%x: memref<1x16xf32>, %y: memref<1x16xf32>, %z: memref<1x16xf32>
   }
   return
 }
+
+// -----
+
+// A row's partial results (a 1x32 vector reduced to one value) fold in halves: 16, 8, 4, 2
+// and 1 lanes, then the accumulator; no per-lane extracts.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: %[[ALL:.*]] = vector.transfer_read %{{.*}} : memref<1x32xf32>, vector<1x32xf32>
+// CHECK: %[[FLAT:.*]] = vector.extract %[[ALL]][0] : vector<32xf32> from vector<1x32xf32>
+// CHECK: %[[LO16:.*]] = vector.extract_strided_slice %[[FLAT]] {offsets = [0], sizes = [16], strides = [1]}
+// CHECK: %[[HI16:.*]] = vector.extract_strided_slice %[[FLAT]] {offsets = [16], sizes = [16], strides = [1]}
+// CHECK: arith.addf %[[LO16]], %[[HI16]] : vector<16xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: %[[ONE:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<1xf32>
+// CHECK: arith.addf %[[ONE]], %{{.*}} : vector<1xf32>
+// CHECK-NOT: vector.multi_reduction
+func.func @row_sum(%partial: memref<1x32xf32>, %total: memref<1xf32>) {
+  linalg.reduce ins(%partial : memref<1x32xf32>) outs(%total : memref<1xf32>) dimensions = [1] {tile.vectorize}
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
