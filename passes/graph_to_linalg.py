@@ -419,9 +419,10 @@ def softmax(x: ir.Value, axis: int) -> ir.Value:
         lb.empty(t.shape, element),
         [full, kept, full],
         [lb.PARALLEL] * t.rank,
-        # Results under 2^-126 may flush: they vanish next to the row's sum, at least 1.
+        # Results under 2^-126 may flush: they vanish next to the row's sum, at least 1; and
+        # none is infinite (v - max <= 0, or NaN).
         lambda v, m, _: mmath.exp(
-            arith.subf(v, m), fastmath=ir.Attribute.parse("#arith.fastmath<afn>")
+            arith.subf(v, m), fastmath=ir.Attribute.parse("#arith.fastmath<ninf,afn>")
         ),
     )
     total = lb.reduce(shifted, [axis], lb.scalar(element, 0), add)

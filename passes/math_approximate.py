@@ -12,7 +12,8 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   in Horner form (six FMAs; under 1 ulp on the reduced range); 2^k from exponent bits
   in two factors, so subnormal results round correctly; inf above 88.72, 0 below -103.97.
   With fastmath `afn` (softmax's exponentials), results under 2^-126 may be 2^-126 instead
-  and 2^k is one factor: an absolute error under 1.2e-38, 2 ulp elsewhere.
+  and 2^k is one factor: an absolute error under 1.2e-38, 2 ulp elsewhere; with `ninf` (no
+  result overflows, as for softmax's x - max), x is not clamped from above.
 - log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
   subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf.
 - log1p, 3 ulp: log(1 + x) times x / ((1 + x) - 1). `log(1 + x)`, as importers write
@@ -193,15 +194,18 @@ _ROUNDING = 1.5 * 2.0**23  # added to |v| < 2^22, leaves round(v) in the low man
 _SMALLEST_NORMAL_EXP = -87.33654  # exp of this is 2^-126
 
 
-def exp_f32(x: ir.Value, *, at_least_one: bool = False, flush_tiny: bool = False) -> ir.Value:
+def exp_f32(
+    x: ir.Value, *, at_least_one: bool = False, flush_tiny: bool = False, finite: bool = False
+) -> ir.Value:
     """exp(x). `at_least_one`: the caller knows x >= 0. `flush_tiny`: results below 2^-126
     may be 2^-126 instead (an absolute error under 1.2e-38; softmax's exponentials, whose sum is
     at least 1). Either way 2^k is one factor, made from the bits of the rounding sum; in
-    general it is two factors, so that subnormal results round once."""
+    general it is two factors, so that subnormal results round once. `finite`: the result is
+    known not to overflow (x <= 88.7, as fastmath `ninf` promises), so x needs no upper clamp."""
     t = x.type
     # Clamped to where the result is inf (2^128) or rounds to 0 (2^-150 times at most 1.5):
     # the scaling below then overflows and underflows by itself, and NaN stays NaN throughout.
-    clamped = arith.minimumf(x, _const(t, 89.0))
+    clamped = x if finite else arith.minimumf(x, _const(t, 89.0))
     if flush_tiny:
         clamped = arith.maximumf(clamped, _const(t, _SMALLEST_NORMAL_EXP))
     elif not at_least_one:
@@ -220,9 +224,10 @@ def exp_f32(x: ir.Value, *, at_least_one: bool = False, flush_tiny: bool = False
 
 
 def _exp(x: ir.Value, *, op: ir.Operation) -> ir.Value:
-    """math.exp; with fastmath `afn` (approximate functions allowed), tiny results flush."""
-    flags = op.attributes["fastmath"] if "fastmath" in op.attributes else None
-    return exp_f32(x, flush_tiny=flags is not None and "afn" in str(flags))
+    """math.exp; with fastmath `afn` (approximate functions allowed), tiny results flush;
+    with `ninf` (no infinities), large ones are not clamped."""
+    flags = str(op.attributes["fastmath"]) if "fastmath" in op.attributes else ""
+    return exp_f32(x, flush_tiny="afn" in flags, finite="ninf" in flags)
 
 
 # ----------------------------------------------------------------------------------------------

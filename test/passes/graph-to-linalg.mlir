@@ -92,7 +92,7 @@ func.func @max_pool_pads_with_lowest(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4x
 // CHECK: arith.maxnumf
 // CHECK: linalg.generic
 // CHECK: arith.subf
-// CHECK: math.exp %{{.*}} fastmath<afn>
+// CHECK: math.exp %{{.*}} fastmath<ninf,afn>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.addf
 // CHECK: linalg.reciprocal ins(%{{.*}} : tensor<4xf32>)

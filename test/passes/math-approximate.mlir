@@ -36,6 +36,27 @@ func.func @exp_afn(%v: vector<8xf32>) -> vector<8xf32> {
 
 // -----
 
+// With fastmath<ninf> too (softmax's x - max, never above 0) no result overflows: the input
+// is only clamped from below.
+// CHECK-LABEL: func.func @exp_afn_ninf
+// CHECK-NOT: arith.minimumf
+// CHECK: arith.maximumf
+// CHECK-NOT: arith.minimumf
+// CHECK: return
+// CHECK-LABEL: func.func @exp_afn_only
+// CHECK: arith.minimumf
+// CHECK: arith.maximumf
+func.func @exp_afn_ninf(%v: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.exp %v fastmath<ninf,afn> : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+func.func @exp_afn_only(%v: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.exp %v fastmath<afn> : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// -----
+
 // log: exponent and mantissa from the bits, a polynomial, and the special values selected.
 // CHECK-LABEL: func.func @log_f32
 // CHECK-NOT: math.log
