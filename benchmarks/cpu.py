@@ -49,8 +49,15 @@ class Timing:
     median: float
 
 
+# Thread pools keep spinning a while after their last job (OpenBLAS for up to 2^28 cycles,
+# onnxruntime's, OpenMP's and strata's for less): each measurement starts on a quiet machine,
+# so that no peer's median pays for the one measured before it.
+_SETTLE = 0.2
+
+
 def timing(fn, *args, budget: float = 0.5, at_least: int = 5) -> Timing:
     fn(*args)
+    time.sleep(_SETTLE)
     times = []
     deadline = time.perf_counter() + budget
     while len(times) < at_least or time.perf_counter() < deadline:
