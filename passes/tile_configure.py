@@ -111,9 +111,13 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     if packed:
         config["pack"] = _PACK_K
     # Threads split M, or N when M is too short (a conv's output channels): packed, into whole
-    # cache blocks; else into whole micro-kernels.
+    # cache blocks; else into whole micro-kernels. A packed matmul with fewer rows than columns
+    # (a transformer's linear layers on a short sequence) splits N first: each thread then
+    # reads only its own columns of the packed B, the larger operand (64x1024 @ 1024x4096 on
+    # 2 threads: 102 -> 104-113 GFLOP/s).
     rows, cols = (mc, nc) if packed else (mr, nr)
-    for dim, (extent, unit) in enumerate(((m, rows), (n, cols))):
+    order = [(1, n, cols), (0, m, rows)] if packed and m < n else [(0, m, rows), (1, n, cols)]
+    for dim, extent, unit in order:
         threads = _threads(desc, m * n * k, extent, unit)
         if threads > 1:
             config["threads"] = threads

@@ -131,3 +131,23 @@ def test_memory_bound_kernels_split_over_cores_and_match_numpy(name, cores):
     np.testing.assert_allclose(fn(x, g, b), expected, rtol=2e-5, atol=2e-6)
     # 1024 rows split evenly over 2 threads; over 3 they do not, and 2 of the 3 cores work.
     assert _forks(text, cores) == (0 if cores == 1 else 1)
+
+
+@pytest.mark.parametrize("m,k,n", [(64, 1024, 4096), (16, 256, 8192)])
+def test_skinny_packed_matmuls_split_their_columns_and_match_numpy(m, k, n):
+    x_t, w_t, y_t = (f"tensor<{a}x{b}xf32>" for a, b in ((m, k), (k, n), (m, n)))
+    text = (
+        f"func.func @main(%x: {x_t}, %w: {w_t}) -> {y_t} {{\n"
+        f'  %0 = "graph.matmul"(%x, %w) : ({x_t}, {w_t}) -> {y_t}\n  return %0 : {y_t}\n}}\n'
+    )
+    from strata import compiler
+
+    desc = dataclasses.replace(target.host_cpu(), cores=2)
+    module = compiler.load(text)
+    compiler.lower(module, desc)
+    assert "thread_dim = 1" in str(module) and "pack = 4" in str(module)
+    rng = np.random.default_rng(m)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = rng.standard_normal((k, n), dtype=np.float32)
+    fn = strata.compile(text, target=desc)
+    np.testing.assert_allclose(fn(x, w), x.astype(np.float64) @ w, rtol=1e-3, atol=1e-3)
