@@ -125,14 +125,19 @@ func.func private @conv(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> ten
 
 // A packed matmul: A and B are packed into k-major micro-panels (vectorized pack ops), the
 // packed contraction is cut into blocks and 8x32x4 micro-kernels, and C is unpacked. B is
-// packed with K outer (64 / kr = 16 steps) and its N / nr = 2 panels inner, so each step reads
-// kr whole rows of B rather than a column strip down all of K.
+// packed block by block in the N and K block loops: each 32 x 64 block of B goes into a block
+// buffer (2 panels x 8 steps x 4 x 32) that the micro-kernels of the M block loop then read,
+// K outer (kc / kr = 8 steps) and the N / nr = 2 panels inner, so that each step reads kr
+// whole rows of B rather than a column strip down all of K.
 // MATMUL-LABEL: func.func private @packed
 // MATMUL: vector.transfer_read {{.*}} : tensor<8x4xf32>, vector<8x4xf32>
-// MATMUL: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
-// MATMUL-NEXT: scf.for %{{.*}} = %{{.*}} to %c2 step
-// MATMUL: tensor.extract_slice %arg1[%{{.*}}, %{{.*}}] [4, 32] [1, 1]
+// MATMUL: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c8
+// MATMUL: tensor.extract_slice %arg1[%{{.*}}, %{{.*}}] [32, 64] [1, 1]
+// MATMUL: tensor.empty() : tensor<2x8x4x32xf32>
+// MATMUL: scf.for %{{.*}} = %{{.*}} to %c8{{.*}} step
+// MATMUL-NEXT: scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step
 // MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
+// MATMUL: scf.for %{{.*}} = %{{.*}} to %c8{{.*}} step %c4
 // MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
 // MATMUL-NOT: linalg.pack
 // MATMUL-NOT: linalg.unpack
@@ -140,6 +145,29 @@ func.func private @packed(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tenso
     tile.kernel = "contraction",
     tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 32, 64, 32>,
                    interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// With M split over the threads, every thread reads all of B: it is packed once, up front,
+// its panels split over the threads, before the threads' block loops.
+// MATMUL-LABEL: func.func private @packed_m_split
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x16x4x32xf32>)
+// MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x8x8x32xf32>)
+// MATMUL: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c8
+// MATMUL-NOT: tensor<4x32xf32>, vector<4x32xf32>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
+func.func private @packed_m_split(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 32, 64, 32>, threads = 2 : i64,
+                   thread_dim = 0 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>,
+                   vector_size = 16 : i64}} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x64xf32>
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
