@@ -8,8 +8,8 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   `tile_sizes` are the cache blocks (Mc, Nc, Kc), walked in the loop order `interchange`
   (n, k, m: GotoBLAS's jc, pc, ic); `register_tile` (mr, nr, 1) is the micro-kernel, with
   mr x nr/lanes accumulators in vector registers; `vector_size` is the lanes of one f32 vector.
-- `strategy = "elementwise"`: an f32 elementwise chain, vectorized along the innermost dim in
-  `vector_size`-wide steps.
+- `strategy = "elementwise"`: an f32 elementwise chain (comparisons and logic on i1 too),
+  vectorized along the innermost dim in `vector_size`-wide steps.
 - `strategy = "rows"`: softmax and the norms (with their prologue): one loop over the rows
   they normalize (--tile-rows), each row's reductions and normalization vectorized; attention
   with short sequences: one loop over (batch, head) pairs, each computed in vectors.

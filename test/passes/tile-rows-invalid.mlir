@@ -54,3 +54,11 @@ func.func private @register_tile(%a: tensor<8x64xf32>, %b: tensor<64x32xf32>) ->
   %0 = "graph.matmul"(%a, %b) : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'tile.config' threads, chunks, vector_size and pack must be positive}}
+func.func private @no_chunks(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, threads = 2 : i64, chunks = 0 : i64}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
