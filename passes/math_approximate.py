@@ -210,16 +210,18 @@ def exp_f32(
         clamped = arith.maximumf(clamped, _const(t, _SMALLEST_NORMAL_EXP))
     elif not at_least_one:
         clamped = arith.maximumf(clamped, _const(t, _EXP_UNDERFLOW))
-    shifted = _fma(clamped, _const(t, _LOG2E), _const(t, _ROUNDING))
-    k = arith.subf(shifted, _const(t, _ROUNDING))
+    one_factor = at_least_one or flush_tiny
+    # With one factor the rounding constant carries the exponent bias too: the low bits of
+    # `shifted` then hold k + 127, which shifted into the exponent field is 2^k.
+    rounding = _ROUNDING + 127 if one_factor else _ROUNDING
+    shifted = _fma(clamped, _const(t, _LOG2E), _const(t, rounding))
+    k = arith.subf(shifted, _const(t, rounding))
     r = _fma(k, _const(t, -_LN2_HI), clamped)
     r = _fma(k, _const(t, -_LN2_LO), r)
     p = _horner(r, _EXP_COEFFICIENTS)
-    if at_least_one or flush_tiny:
-        # The low bits of `shifted` hold k (mod 2^9 after the shift): k << 23 plus the bias.
+    if one_factor:
         bits = arith.shli(arith.bitcast(_i32(t), shifted), _const(_i32(t), 23))
-        two_to_k = arith.bitcast(t, arith.addi(bits, _const(_i32(t), 127 << 23)))
-        return arith.mulf(p, two_to_k)
+        return arith.mulf(p, arith.bitcast(t, bits))
     return _scale(p, arith.fptosi(_i32(t), k))
 
 
