@@ -194,32 +194,27 @@ _ROUNDING = 1.5 * 2.0**23  # added to |v| < 2^22, leaves round(v) in the low man
 _SMALLEST_NORMAL_EXP = -87.33654  # exp of this is 2^-126
 
 
-def exp_f32(
-    x: ir.Value, *, at_least_one: bool = False, flush_tiny: bool = False, finite: bool = False
-) -> ir.Value:
-    """exp(x). `at_least_one`: the caller knows x >= 0. `flush_tiny`: results below 2^-126
-    may be 2^-126 instead (an absolute error under 1.2e-38; softmax's exponentials, whose sum is
-    at least 1). Either way 2^k is one factor, made from the bits of the rounding sum; in
-    general it is two factors, so that subnormal results round once. `finite`: the result is
-    known not to overflow (x <= 88.7, as fastmath `ninf` promises), so x needs no upper clamp."""
+def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> ir.Value:
+    """exp(x). `flush_tiny`: results below 2^-126 may be 2^-126 instead (an absolute error
+    under 1.2e-38; softmax's exponentials, whose sum is at least 1); 2^k is then one factor,
+    made from the bits of the rounding sum; in general it is two factors, so that subnormal
+    results round once. `finite`: the result is known not to overflow (x <= 88.7, as fastmath
+    `ninf` promises), so x needs no upper clamp."""
     t = x.type
     # Clamped to where the result is inf (2^128) or rounds to 0 (2^-150 times at most 1.5):
     # the scaling below then overflows and underflows by itself, and NaN stays NaN throughout.
     clamped = x if finite else arith.minimumf(x, _const(t, 89.0))
-    if flush_tiny:
-        clamped = arith.maximumf(clamped, _const(t, _SMALLEST_NORMAL_EXP))
-    elif not at_least_one:
-        clamped = arith.maximumf(clamped, _const(t, _EXP_UNDERFLOW))
-    one_factor = at_least_one or flush_tiny
+    low = _SMALLEST_NORMAL_EXP if flush_tiny else _EXP_UNDERFLOW
+    clamped = arith.maximumf(clamped, _const(t, low))
     # With one factor the rounding constant carries the exponent bias too: the low bits of
     # `shifted` then hold k + 127, which shifted into the exponent field is 2^k.
-    rounding = _ROUNDING + 127 if one_factor else _ROUNDING
+    rounding = _ROUNDING + 127 if flush_tiny else _ROUNDING
     shifted = _fma(clamped, _const(t, _LOG2E), _const(t, rounding))
     k = arith.subf(shifted, _const(t, rounding))
     r = _fma(k, _const(t, -_LN2_HI), clamped)
     r = _fma(k, _const(t, -_LN2_LO), r)
     p = _horner(r, _EXP_COEFFICIENTS)
-    if one_factor:
+    if flush_tiny:
         bits = arith.shli(arith.bitcast(_i32(t), shifted), _const(_i32(t), 23))
         return arith.mulf(p, arith.bitcast(t, bits))
     return _scale(p, arith.fptosi(_i32(t), k))
