@@ -76,10 +76,10 @@ def _fix_load(op: ir.Operation) -> None:
         return
     narrow_type = result.type
     if op.name == "vector.transfer_read":  # its padding value is an element too
-        padding = op.operands[1 + ir.MemRefType(op.operands[0].type).rank]
+        position = 1 + ir.MemRefType(op.operands[0].type).rank
         with ir.InsertionPoint(op), op.location:
-            op.operands[1 + ir.MemRefType(op.operands[0].type).rank] = arith.extui(
-                ir.IntegerType.get_signless(8), padding
+            op.operands[position] = arith.extui(
+                _as_bytes(op.operands[position].type), op.operands[position]
             )
     result.set_type(wide)
     with ir.InsertionPoint(op), op.location:

@@ -57,9 +57,16 @@ def _graph_ops(kernel: ir.Operation) -> list[ir.Operation]:
     ]
 
 
-def _is_tensor_of(value: ir.Value, element_types: tuple[str, ...]) -> bool:
+# Element types that vectorize in f32-wide lanes: i1 lanes are bytes in memory (--bool-storage).
+LANE_TYPES = ("f32", "i1")
+
+
+def shaped_of(value: ir.Value, element_types: tuple[str, ...]) -> bool:
+    """Whether `value` is a tensor or buffer with one of these element types."""
     t = value.type
-    return isinstance(t, ir.RankedTensorType) and str(t.element_type) in element_types
+    return isinstance(t, (ir.RankedTensorType, ir.MemRefType)) and (
+        str(t.element_type) in element_types
+    )
 
 
 _PACK_K = 4  # k steps per packed micro-panel row (k-major panels need at least 2)
@@ -206,11 +213,11 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     if desc.kind != "cpu":
         return loops
     buffers = len(kernel.regions[0].blocks[0].arguments) + 1  # the inputs and the result
-    if kind == "elementwise" and all(_is_tensor_of(v, ("f32", "i1")) for v in values):
-        # Comparisons and logic vectorize too: i1 lanes are bytes in memory (--bool-storage).
+    if kind == "elementwise" and all(shaped_of(v, LANE_TYPES) for v in values):
+        # Comparisons and logic vectorize like the f32 chains.
         shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
         return _elementwise_config(desc, shape, buffers) or loops
-    if not all(_is_tensor_of(v, ("f32",)) for v in values):
+    if not all(shaped_of(v, ("f32",)) for v in values):
         return loops
     anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
     root = anchors[0] if anchors else ops[0]

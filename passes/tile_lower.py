@@ -28,7 +28,7 @@ from mlir.passmanager import PassManager
 from . import linalg_builders as lb
 from .ir_query import defining_op, find_ops, within
 from .registry import PassFailure, register_pass
-from .tile_configure import kernels, read_config, tile_size
+from .tile_configure import LANE_TYPES, kernels, read_config, shaped_of, tile_size
 
 VECTORIZE_ATTR = "tile.vectorize"
 _OP_ATTR = "tile.op"
@@ -39,20 +39,6 @@ _SEQUENCE = """module attributes {{transform.with_named_sequence}} {{
     transform.yield
   }}
 }}"""
-
-
-def _is_f32(value: ir.Value) -> bool:
-    t = value.type
-    return isinstance(t, (ir.RankedTensorType, ir.MemRefType)) and str(t.element_type) == "f32"
-
-
-def _of_lane_type(value: ir.Value) -> bool:
-    """f32, or i1 (bytes in memory after --bool-storage, as vectors as wide as f32 ones)."""
-    t = value.type
-    return isinstance(t, (ir.RankedTensorType, ir.MemRefType)) and str(t.element_type) in (
-        "f32",
-        "i1",
-    )
 
 
 def _structured(op: ir.Operation) -> bool:
@@ -71,7 +57,7 @@ def _parallel_only(op: ir.Operation) -> bool:
 def _row_tiles(op: ir.Operation, lanes: int) -> list[int] | None:
     """Tile sizes that cut an elementwise op into vector-wide pieces of its innermost dim."""
     shaped = [v for v in [*op.operands, *op.results] if isinstance(v.type, ir.ShapedType)]
-    if not all(_of_lane_type(v) for v in shaped):
+    if not all(shaped_of(v, LANE_TYPES) for v in shaped):
         return None
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
     if not shape or not _plain_accesses(op):
@@ -144,7 +130,7 @@ class _Script:
         """A row op of up to two vectors is vectorized whole; a longer one is cut into
         vector-sized pieces, its reduction (if any) into partial sums of that width combined
         after the loop."""
-        shapes = [ir.ShapedType(v.type).shape for v in op.operands if _is_f32(v)]
+        shapes = [ir.ShapedType(v.type).shape for v in op.operands if shaped_of(v, ("f32",))]
         row = max((shape[-1] for shape in shapes if shape), default=1)
         if row <= 2 * lanes:
             self.vectorize_later(handle)
