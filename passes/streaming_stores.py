@@ -36,22 +36,16 @@ from .tile_configure import kernels
 ALIGNMENT = 16
 
 
-def _buffer_bytes(memref_type: ir.MemRefType) -> int | None:
-    if not memref_type.has_static_shape:
-        return None
-    width = memref_type.element_type.width if hasattr(memref_type.element_type, "width") else 0
-    if not width:
-        return None
-    return math.prod(memref_type.shape) * max(width // 8, 1)
+def _buffer_bytes(t: ir.Type) -> int:
+    """The bytes of a static buffer (bools count one byte each); 0 for anything else."""
+    if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
+        return 0
+    width = getattr(t.element_type, "width", 0)
+    return math.prod(t.shape) * max(width // 8, 1) if width else 0
 
 
 def _touched_bytes(kernel: ir.Operation) -> int:
-    block = kernel.regions[0].blocks[0]
-    total = 0
-    for argument in block.arguments:
-        if isinstance(argument.type, ir.MemRefType):
-            total += _buffer_bytes(ir.MemRefType(argument.type)) or 0
-    return total
+    return sum(_buffer_bytes(a.type) for a in kernel.regions[0].blocks[0].arguments)
 
 
 def _multiple(value: ir.Value) -> int:
@@ -110,22 +104,23 @@ def _expr_multiple(expr: ir.AffineExpr, multiples: list[int], n_dims: int) -> in
 
 
 def _stored_vector(store: ir.Operation) -> ir.VectorType | None:
-    """The vector that a full, in-bounds, contiguous store writes; None for any other store."""
+    """The vector that a full, in-bounds, contiguous store writes (all its dims but the last
+    are 1); None for any other store."""
+    if store.name not in ("vector.store", "vector.transfer_write"):
+        return None
+    vector_type = ir.VectorType(store.operands[0].type)
+    if any(d != 1 for d in vector_type.shape[:-1]):
+        return None
     if store.name == "vector.store":
-        return ir.VectorType(store.operands[0].type)
-    if store.name != "vector.transfer_write" or len(store.operands) != 2 + len(
-        ir.MemRefType(store.operands[1].type).shape
-    ):
+        return vector_type
+    if len(store.operands) != 2 + ir.MemRefType(store.operands[1].type).rank:
         return None  # masked
     in_bounds = store.attributes["in_bounds"]
     if not all(ir.BoolAttr(flag).value for flag in ir.ArrayAttr(in_bounds)):
         return None
-    vector_type = ir.VectorType(store.operands[0].type)
     permutation = ir.AffineMapAttr(store.attributes["permutation_map"]).value
     minor = ir.AffineMap.get_minor_identity(permutation.n_dims, len(permutation.results))
-    if permutation != minor or any(d != 1 for d in vector_type.shape[:-1]):
-        return None
-    return vector_type
+    return vector_type if permutation == minor else None
 
 
 def _aligned_store(store: ir.Operation) -> bool:
@@ -137,6 +132,8 @@ def _aligned_store(store: ir.Operation) -> bool:
     if math.prod(vector_type.shape) * element_bytes % ALIGNMENT:
         return False
     strides, _ = ir.MemRefType(store.operands[1].type).get_strides_and_offset()
+    if ir.ShapedType.get_dynamic_stride_or_offset() in strides:
+        return False
     linear = 0
     for index, stride in zip(store.operands[2:], strides, strict=True):
         linear = math.gcd(linear, _multiple(index) * stride)

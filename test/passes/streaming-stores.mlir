@@ -86,6 +86,8 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 // CHECK-NOT: nontemporal
 // CHECK-LABEL: func.func private @masked
 // CHECK-NOT: nontemporal
+// CHECK-LABEL: func.func private @two_rows
+// CHECK-NOT: nontemporal
 // CHECK: return
 module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", l3_bytes = 1048576 : i64}} {
   func.func private @small(%x: memref<1024xf32>, %y: memref<1024xf32>) attributes {tile.kernel = "elementwise"} {
@@ -125,6 +127,16 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
     scf.for %i = %c0 to %c131072 step %c32 {
       %v = vector.transfer_read %x[%i], %pad : memref<131072xf32>, vector<32xf32>
       vector.transfer_write %v, %y[%i] : vector<32xf32>, memref<131072xf32>
+    }
+    return
+  }
+  func.func private @two_rows(%x: memref<512x256xf32>, %y: memref<512x256xf32>) attributes {tile.kernel = "elementwise"} {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %c512 = arith.constant 512 : index
+    scf.for %r = %c0 to %c512 step %c2 {
+      %v = vector.load %x[%r, %c0] : memref<512x256xf32>, vector<2x32xf32>
+      vector.store %v, %y[%r, %c0] : memref<512x256xf32>, vector<2x32xf32>
     }
     return
   }
