@@ -128,9 +128,11 @@ func.func private @conv(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> ten
 // packed block by block in the N and K block loops: each 32 x 64 block of B goes into a block
 // buffer (2 panels x 8 steps x 4 x 32) that the micro-kernels of the M block loop then read,
 // K outer (kc / kr = 8 steps) and the N / nr = 2 panels inner, so that each step reads kr
-// whole rows of B rather than a column strip down all of K.
+// whole rows of B rather than a column strip down all of K. A zero C is filled in its packed
+// layout (2 panels x 8 tiles x 8 x 32), not filled and packed.
 // MATMUL-LABEL: func.func private @packed
 // MATMUL: vector.transfer_read {{.*}} : tensor<8x4xf32>, vector<8x4xf32>
+// MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x8x8x32xf32>)
 // MATMUL: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c8
 // MATMUL: tensor.extract_slice %arg1[%{{.*}}, %{{.*}}] [32, 64] [1, 1]
 // MATMUL: tensor.empty() : tensor<2x8x4x32xf32>
@@ -171,6 +173,26 @@ func.func private @packed_m_split(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) 
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x64xf32>
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// A C that is not zero (an accumulating matmul) is packed (a vectorized pack op of 8 x 32
+// tiles), accumulated into and unpacked.
+// MATMUL-LABEL: func.func private @packed_accumulate
+// MATMUL-NOT: linalg.fill
+// MATMUL: vector.transfer_read {{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// MATMUL: vector.transfer_write {{.*}} : vector<1x1x8x32xf32>, tensor<1x1x8x32xf32>
+// MATMUL: linalg.generic {{.*}} attrs = {tile.vectorize}
+// MATMUL: vector.transfer_read {{.*}} : tensor<1x1x8x32xf32>, vector<1x1x8x32xf32>
+// MATMUL: vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// MATMUL-NOT: linalg.unpack
+func.func private @packed_accumulate(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 32, 64, 32>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
   %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
