@@ -12,7 +12,7 @@ itself until none is left, then waits for the ones that workers took. Workers ar
 first use (one per range of the largest fork but the caller's, up to the target's cores: more
 ranges are claimed as threads free up) and live until the module is unloaded (a global
 destructor stops and joins them), so a fork costs a wake-up, not a thread start. Between
-jobs a worker polls the job counter for about 0.2-0.5 ms before it sleeps on a condition
+jobs a worker polls the job counter for about 2-5 ms before it sleeps on a condition
 variable, and takes a job it sees there without the pool's lock: back-to-back forks (one per
 kernel of a model, or a late range of the last one) find it awake, where a sleep and a wake-up
 cost 30-100 us each on a virtual machine.
@@ -37,7 +37,12 @@ from .outline_parallel import FORK_PREFIX
 from .registry import register_pass
 
 MAX_THREADS = 64
-_SPINS = 1 << 19  # polls before a worker or the caller sleeps: about 0.2-0.5 ms
+# Polls before a worker or the caller sleeps: about 2-5 ms of one core after the last fork (OpenBLAS
+# spins up to 2^28 cycles, OpenMP runtimes 0.2-200 ms). A worker that slept is woken onto
+# whatever core the scheduler picks, often the caller's, which then runs every range itself:
+# at 2^19 polls (0.2-0.5 ms) the median 2-thread call of 64x1024 @ 1024x4096 took 6.5-7.4 ms,
+# of 1024^3 21.6-22.3 ms; at 2^23 5.4 ms and 18.6-18.8 ms.
+_SPINS = 1 << 23
 
 _MUTEXES = ("lock", "busy", "wake", "done")  # pthread_mutex_t / pthread_cond_t storage
 _WORDS = ("workers", "generation", "stop", "pid", "n", "ranges", "next", "remaining")
