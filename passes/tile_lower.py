@@ -158,10 +158,11 @@ class _Script:
             return
         self.vectorize_later(self.tile(handle, sizes))
 
-    def packed_matmul(self, handles: list[str], config: dict) -> None:
-        """Tiles a packed contraction (see `_packed_product`, whose ops `handles` match) into
-        cache blocks (N and K, then M) and micro-kernels, and tiles the packs and the unpack;
-        B's pack is fused into the K block loop unless the threads split M."""
+    def packed_matmul(self, handles: list[str], config: dict, shape: tuple[int, int]) -> None:
+        """Tiles a packed contraction (see `_packed_product`, whose ops `handles` match) of an
+        M x N `shape` into cache blocks (N and K, then M) and micro-kernels, and tiles the
+        packs and the unpack; B's pack is fused into the K block loop unless the threads
+        split M."""
         handle, *c_packs, unpack = handles
         self.count += 1
         n = self.count
@@ -232,7 +233,11 @@ class _Script:
         packs.append((f"%pb{n}f", 1, [1, 0]) if fuse_b else (f"%pb{n}ta", threads, [1, 0]))
         for name, parts, order in packs:
             self.vectorize_now(self.tile(self.split(name, parts, rank=2), [1, 1], order))
-        self.vectorize_now(self.tile(self.split(unpack, threads, rank=2), [mr, nr]))
+        # The unpack is cut into mr x nr tiles: the threads split it along a dim that they cut
+        # into whole tiles (a partial tile would have a dynamic shape, which cannot vectorize).
+        whole = [d for d in (dim, 1 - dim) if shape[d] % (threads * (mr, nr)[d]) == 0]
+        parts, unpack_dim = (threads, whole[0]) if whole else (1, 0)
+        self.vectorize_now(self.tile(self.split(unpack, parts, unpack_dim, rank=2), [mr, nr]))
 
     def copy_rows(self, handle: str, width: int) -> None:
         """Tiles a 6-D im2col copy into runs along its innermost dim and drops the unit dims,
@@ -384,7 +389,10 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
             linalg_ops = rewritten
         for op in linalg_ops:
             if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
-                script.packed_matmul([script.match(o) for o in _packed_product(op, config)], config)
+                shape = (lb.ranked(op.results[0]).shape[0], lb.ranked(op.results[0]).shape[1])
+                script.packed_matmul(
+                    [script.match(o) for o in _packed_product(op, config)], config, shape
+                )
             elif strategy == "matmul" and op.name == "linalg.matmul":
                 threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
                 handle = script.split(script.match(op), threads, dim)

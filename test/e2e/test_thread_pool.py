@@ -133,7 +133,12 @@ def test_memory_bound_kernels_split_over_cores_and_match_numpy(name, cores):
     assert _forks(text, cores) == (0 if cores == 1 else 1)
 
 
-@pytest.mark.parametrize("m,k,n", [(64, 1024, 4096), (16, 256, 8192)])
+# M = 100 is 25 micro-kernel rows: the unpack of C must not be split over the threads along M
+# (50 rows each, partial 4-row tiles that cannot vectorize) but along N.
+@pytest.mark.parametrize(
+    "m,k,n",
+    [(64, 1024, 4096), (16, 256, 8192), (100, 256, 1024), (100, 512, 512), (100, 768, 3072)],
+)
 def test_skinny_packed_matmuls_split_their_columns_and_match_numpy(m, k, n):
     x_t, w_t, y_t = (f"tensor<{a}x{b}xf32>" for a, b in ((m, k), (k, n), (m, n)))
     text = (

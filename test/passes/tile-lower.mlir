@@ -199,6 +199,26 @@ func.func private @packed_accumulate(%a: tensor<64x64xf32>, %b: tensor<64x64xf32
 
 // -----
 
+// The threads split the unpack of C along a dim they cut into whole micro-kernel tiles: N here
+// (2 x 32 columns), not M (24 rows = 3 tiles of 8, 12 rows a thread: a partial tile, whose
+// dynamic shape could not be vectorized).
+// MATMUL-LABEL: func.func private @packed_unpack_split
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<24x64xf32>)
+// MATMUL: tensor.extract_slice %{{.*}}[0, %{{.*}}] [24, 32] [1, 1] : tensor<24x64xf32> to tensor<24x32xf32>
+func.func private @packed_unpack_split(%a: tensor<24x64xf32>, %b: tensor<64x64xf32>) -> tensor<24x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 24, 32, 32>, threads = 2 : i64,
+                   thread_dim = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>,
+                   vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<24x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<24x64xf32>) -> tensor<24x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<24x64xf32>, tensor<64x64xf32>) outs(%c : tensor<24x64xf32>) -> tensor<24x64xf32>
+  return %r : tensor<24x64xf32>
+}
+
+// -----
+
 // Tiles that do not divide their dim are peeled: whole tiles in one loop, the partial tile
 // after it, each with a static shape (10 = 8 + 2 rows, 40 = 32 + 8 columns). Single-tile
 // loops fold away, leaving the k loops.
