@@ -7,8 +7,12 @@ needs. Non-temporal stores write whole lines through write-combining buffers ins
 without; below half the L3 (where the output stays cached for whoever reads it next) plain
 stores are faster.
 
-A kernel (a `tile.kernel` function) qualifies when its buffers together take at least half of
-the last-level cache of the module's target. Each output that the kernel only writes, with
+A memory-bound kernel (a `tile.kernel` function of kind elementwise or reduction, which writes
+its outputs as it streams through its inputs) qualifies when its buffers together take
+at least half of the last-level cache of the module's target. A matmul or conv does not: its
+epilogue writes the output last, after the operands went through the cache, so the output
+stays there for the next kernel (a 64x1024 @ 1024x4096 + GELU kernel that streamed its 1 MiB
+output made the next matmul read it back from memory). Each output that the kernel only writes, with
 full-vector stores straight into the argument, gets non-temporal stores where the stored
 address is a multiple of the vector's size whenever the buffer's base is; the pass proves
 that from the index arithmetic (constants, loop steps, affine maps). The kernel then checks
@@ -28,12 +32,14 @@ from mlir.dialects import arith, llvm, memref, scf, vector
 from ..dialects import target as target_dialect
 from .ir_query import defining_op, user_op
 from .registry import register_pass
-from .tile_configure import kernels
+from .tile_configure import KERNEL_ATTR, kernels
 
 # Streaming stores need addresses aligned to their width, or LLVM splits them into scalar
 # ones. 16 bytes is what malloc guarantees (so numpy's arrays have it), and 16-byte streaming
 # stores reach the bandwidth of 32-byte ones.
 ALIGNMENT = 16
+
+_STREAMING_KINDS = ("elementwise", "reduction")
 
 
 def _buffer_bytes(t: ir.Type) -> int:
@@ -258,5 +264,8 @@ def streaming_stores(module: ir.Operation) -> None:
         return
     last_level = desc.l3_bytes or desc.l2_bytes
     for kernel in kernels(module):
-        if kernel.regions[0].blocks and 2 * _touched_bytes(kernel) >= last_level:
+        kind = ir.StringAttr(kernel.attributes[KERNEL_ATTR]).value
+        if kind not in _STREAMING_KINDS or not kernel.regions[0].blocks:
+            continue
+        if 2 * _touched_bytes(kernel) >= last_level:
             stream_kernel(kernel)

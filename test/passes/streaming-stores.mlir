@@ -77,7 +77,8 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // Left alone: buffers that fit in half the cache; an output the kernel also reads (a store
 // would have to keep its line); rows of 1001 f32, whose starts are not all 16-byte aligned;
-// a store that may run out of bounds.
+// a store that may run out of bounds; a contraction's epilogue (its output is written last
+// and stays in the cache for the next kernel).
 // CHECK-LABEL: func.func private @small
 // CHECK-NOT: nontemporal
 // CHECK-LABEL: func.func private @accumulate
@@ -87,6 +88,8 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 // CHECK-LABEL: func.func private @masked
 // CHECK-NOT: nontemporal
 // CHECK-LABEL: func.func private @two_rows
+// CHECK-NOT: nontemporal
+// CHECK-LABEL: func.func private @epilogue
 // CHECK-NOT: nontemporal
 // CHECK: return
 module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", l3_bytes = 1048576 : i64}} {
@@ -137,6 +140,17 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
     scf.for %r = %c0 to %c512 step %c2 {
       %v = vector.load %x[%r, %c0] : memref<512x256xf32>, vector<2x32xf32>
       vector.store %v, %y[%r, %c0] : memref<512x256xf32>, vector<2x32xf32>
+    }
+    return
+  }
+  func.func private @epilogue(%x: memref<131072xf32>, %y: memref<131072xf32>) attributes {tile.kernel = "contraction"} {
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %c131072 = arith.constant 131072 : index
+    scf.for %i = %c0 to %c131072 step %c32 {
+      %v = vector.load %x[%i] : memref<131072xf32>, vector<32xf32>
+      %n = arith.negf %v : vector<32xf32>
+      vector.store %n, %y[%i] : memref<131072xf32>, vector<32xf32>
     }
     return
   }
