@@ -156,14 +156,13 @@ func.func private @packed(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tenso
 
 // -----
 
-// With M split over the threads, every thread reads all of B: it is packed once, up front,
-// its panels split over the threads, before the threads' block loops.
+// With M split over the threads, every thread reads all of B: each packs the blocks itself,
+// in its own N and K block loops (a 2 x 8 x 4 x 32 block buffer), like a single thread.
 // MATMUL-LABEL: func.func private @packed_m_split
-// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x16x4x32xf32>)
-// MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
 // MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x8x8x32xf32>)
 // MATMUL: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c8
-// MATMUL-NOT: tensor<4x32xf32>, vector<4x32xf32>
+// MATMUL: tensor.empty() : tensor<2x8x4x32xf32>
+// MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
 // MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
 func.func private @packed_m_split(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {
     tile.kernel = "contraction",
