@@ -4,8 +4,9 @@ onnxruntime, in one run, on 1 and 2 threads.
 python benchmarks/cpu.py [--threads 1,2] [--quick] [--models squeezenet,resnet50]
                          [--only matmul,ops,...] [--output benchmarks/results/cpu-<commit>.md]
 
-Every row compares peers measured in the same process, right after each other, with the same
-thread count, and reports the ratio strata/peer of throughput (>1: strata is faster). strata
+Every row compares peers measured in the same process with the same thread count, taking
+turns (a block of calls each, in several rounds), and reports the ratio strata/peer of
+throughput at the median and the best call (>1: strata is faster). strata
 compiles for the host with `cores` set to the thread count. OpenBLAS runs with
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment, so that it picks its
 AVX-512 kernel where the CPU has one; its threads are limited with threadpoolctl. Peers that
@@ -50,23 +51,43 @@ class Timing:
 
 
 # Thread pools keep spinning a while after their last job (OpenBLAS for up to 2^28 cycles,
-# onnxruntime's, OpenMP's and strata's for less): each measurement starts on a quiet machine,
-# so that no peer's median pays for the one measured before it.
+# onnxruntime's, OpenMP's and strata's for less): each block of calls starts on a quiet
+# machine, so that no peer's median pays for the one measured before it.
 _SETTLE = 0.2
+_ROUNDS = 4
+_BLOCK = 0.125  # seconds of calls per peer and round
+
+STRATA = "strata"
 
 
-def timing(fn, *args, budget: float = 0.5, at_least: int = 5) -> Timing:
-    fn(*args)
-    time.sleep(_SETTLE)
-    times = []
-    deadline = time.perf_counter() + budget
-    while len(times) < at_least or time.perf_counter() < deadline:
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-        if len(times) >= 200:
-            break
-    return Timing(min(times), statistics.median(times))
+def measure(calls: dict) -> dict[str, Timing]:
+    """Times each zero-argument call of `calls` (by peer name). The peers take turns, a block
+    of calls each in every one of a few rounds, so that a burst of load from elsewhere on the
+    machine (on a shared VM, same-code runs vary up to 2x) falls on all of them alike and the
+    ratios hold; returns each peer's best and median call."""
+    times = {name: [] for name in calls}
+    for call in calls.values():
+        call()
+    for _ in range(_ROUNDS):
+        for name, call in calls.items():
+            time.sleep(_SETTLE)
+            deadline = time.perf_counter() + _BLOCK
+            block = 0
+            while block < 2 or (time.perf_counter() < deadline and block < 50):
+                start = time.perf_counter()
+                call()
+                times[name].append(time.perf_counter() - start)
+                block += 1
+    return {name: Timing(min(t), statistics.median(t)) for name, t in times.items()}
+
+
+def _row(name: str, metric: str, work: float, calls: dict, note: str = "") -> Row:
+    found = measure(calls)
+    return Row(name, metric, work, found.pop(STRATA), found, note)
+
+
+def _scaled(timing: Timing, factor: float) -> Timing:
+    return Timing(timing.best * factor, timing.median * factor)
 
 
 @dataclasses.dataclass
@@ -165,18 +186,16 @@ def matmul_rows(peers: Peers, sizes):
         fn, compile_s = peers.compile(text)
         np.testing.assert_allclose(fn(a, b), a @ b, rtol=2e-3, atol=2e-3)
         out = _aligned(np.empty((n, n), np.float32))
-        found = {"numpy": timing(np.matmul, a, b, out)}
+        calls = {STRATA: partial(fn, a, b, out=out), "numpy": partial(np.matmul, a, b, out)}
         if peers.torch is not None:
             ta, tb = peers.torch.from_numpy(a), peers.torch.from_numpy(b)
-            found["torch"] = timing(peers.torch.matmul, ta, tb)
+            calls["torch"] = partial(peers.torch.matmul, ta, tb)
         if peers.onnx is not None:
             node = peers.onnx.helper.make_node("MatMul", ["a", "b"], ["y"])
             model = onnx_graph(peers, [node], [("a", [n, n]), ("b", [n, n])], [n, n])
-            found["onnxruntime"] = timing(ort_runner(peers.ort_session(model), [a, b]))
-        mine = timing(partial(fn, out=out), a, b)
-        rows.append(
-            Row(f"matmul {n}", "GFLOP/s", 2 * n**3 / 1e9, mine, found, f"compile {compile_s:.2f} s")
-        )
+            calls["onnxruntime"] = ort_runner(peers.ort_session(model), [a, b])
+        note = f"compile {compile_s:.2f} s"
+        rows.append(_row(f"matmul {n}", "GFLOP/s", 2 * n**3 / 1e9, calls, note))
     return rows
 
 
@@ -194,19 +213,19 @@ def conv_rows(peers: Peers, channels: int, size: int):
     x = rng.standard_normal(x_shape, dtype=np.float32)
     w = rng.standard_normal(w_shape, dtype=np.float32) * 0.1
     fn, compile_s = peers.compile(text)
-    found = {}
+    calls = {STRATA: partial(fn, x, w)}
     if peers.torch is not None:
         tx, tw = peers.torch.from_numpy(x), peers.torch.from_numpy(w)
         conv = partial(peers.torch.nn.functional.conv2d, tx, tw, padding=1)
         np.testing.assert_allclose(fn(x, w), conv().numpy(), rtol=1e-3, atol=1e-3)
-        found["torch"] = timing(conv)
+        calls["torch"] = conv
     if peers.onnx is not None:
         node = peers.onnx.helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
         model = onnx_graph(peers, [node], [("x", x_shape), ("w", w_shape)], x_shape)
-        found["onnxruntime"] = timing(ort_runner(peers.ort_session(model), [x, w]))
+        calls["onnxruntime"] = ort_runner(peers.ort_session(model), [x, w])
     flops = 2 * channels * channels * 9 * size * size / 1e9
     name = f"conv2d 3x3 {channels}ch {size}x{size}"
-    return [Row(name, "GFLOP/s", flops, timing(fn, x, w), found, f"compile {compile_s:.2f} s")]
+    return [_row(name, "GFLOP/s", flops, calls, f"compile {compile_s:.2f} s")]
 
 
 def _erf(v, out=None):
@@ -296,7 +315,6 @@ def op_table_rows(peers: Peers, count: int):
     other = _aligned(rng.uniform(0.5, 2.5, count).astype(np.float32))
     bools = [_aligned(rng.random(count) < 0.5) for _ in range(2)]
     copy_out = _aligned(np.empty_like(wide))
-    copy = timing(np.copyto, copy_out, wide)
     cases = [(op, [positive if domain else wide], ref) for op, (ref, domain) in UNARY_OPS.items()]
     for op, ref in BINARY_OPS.items():
         cases.append((op, bools if op in LOGICAL else [positive, other], ref))
@@ -313,11 +331,17 @@ def op_table_rows(peers: Peers, count: int):
         else:
             np.testing.assert_allclose(got, expected, rtol=2e-5, atol=1e-6)
         gigabytes = (sum(a.nbytes for a in arrays) + out.nbytes) / 1e9
-        found = {"numpy": timing(ref, *arrays, out)}
-        copy_ratio = gigabytes / (2 * wide.nbytes / 1e9)  # the copy moves 2 arrays of f32
-        found["numpy copy"] = Timing(copy.best * copy_ratio, copy.median * copy_ratio)
-        mine = timing(partial(fn, out=out), *arrays)
-        rows.append(Row(f"{op}, 2^{count.bit_length() - 1}", "GB/s", gigabytes, mine, found))
+        found = measure(
+            {
+                STRATA: partial(fn, *arrays, out=out),
+                "numpy": partial(ref, *arrays, out),
+                "numpy copy": partial(np.copyto, copy_out, wide),
+            }
+        )
+        # The copy moves 2 arrays of f32: its time scaled to this op's bytes.
+        found["numpy copy"] = _scaled(found["numpy copy"], gigabytes / (2 * wide.nbytes / 1e9))
+        name = f"{op}, 2^{count.bit_length() - 1}"
+        rows.append(Row(name, "GB/s", gigabytes, found.pop(STRATA), found))
     return rows
 
 
@@ -347,7 +371,7 @@ def chain_rows(peers: Peers, count: int):
     x = _aligned(rng.standard_normal(count, dtype=np.float32))
     y = _aligned(np.empty_like(x))
     gigabytes = 2 * x.nbytes / 1e9  # read x, write y
-    copy = timing(np.copyto, y, x)
+    copy_out = _aligned(np.empty_like(x))
     T = t([count])
     rows = []
     chains = {"relu": ('%r = "graph.relu"(%1) : ({T}) -> {T}', lambda v: np.maximum(v, 0))}
@@ -365,16 +389,17 @@ def chain_rows(peers: Peers, count: int):
         fn, _ = peers.compile(text)
         numpy_chain = partial(lambda v, f: f(v * np.float32(1.5) - np.float32(0.25)), x, ref)
         np.testing.assert_allclose(fn(x), numpy_chain(), rtol=2e-5, atol=1e-6)
-        found = {"numpy op by op": timing(numpy_chain), "numpy copy": copy}
+        calls = {
+            STRATA: partial(fn, x, out=y),
+            "numpy op by op": numpy_chain,
+            "numpy copy": partial(np.copyto, copy_out, x),
+        }
         if peers.torch is not None and name == "tanh":
             tx = peers.torch.from_numpy(x)
-            found["torch"] = timing(
+            calls["torch"] = partial(
                 lambda v: peers.torch.relu(peers.torch.tanh(v * 1.5 - 0.25)), tx
             )
-        mine = timing(partial(fn, out=y), x)
-        rows.append(
-            Row(f"{name}(x*a+b), 2^{count.bit_length() - 1}", "GB/s", gigabytes, mine, found)
-        )
+        rows.append(_row(f"{name}(x*a+b), 2^{count.bit_length() - 1}", "GB/s", gigabytes, calls))
     return rows
 
 
@@ -401,16 +426,14 @@ def gelu_mlp_rows(peers: Peers, tokens=64, width=1024, hidden=4096):
     fn, compile_s = peers.compile(text)
     out = fn(x, w1, w2)
     np.testing.assert_allclose(out, numpy_mlp(x, w1, w2), rtol=1e-3, atol=1e-4)
-    found = {"numpy": timing(numpy_mlp, x, w1, w2)}
+    calls = {STRATA: partial(fn, x, w1, w2, out=out), "numpy": partial(numpy_mlp, x, w1, w2)}
     if peers.torch is not None:
         torch = peers.torch
         tx, tw1, tw2 = (torch.from_numpy(a) for a in (x, w1, w2))
         gelu = partial(torch.nn.functional.gelu, approximate="tanh")
-        with torch.no_grad():
-            found["torch"] = timing(lambda: gelu(tx @ tw1) @ tw2)
-    mine = timing(partial(fn, out=out), x, w1, w2)
+        calls["torch"] = _no_grad(torch, lambda: gelu(tx @ tw1) @ tw2)
     name = f"MLP {tokens}x{width} @ {width}x{hidden}, tanh-GELU, @ {hidden}x{width}"
-    return [Row(name, "ms", 0.0, mine, found, f"compile {compile_s:.2f} s")]
+    return [_row(name, "ms", 0.0, calls, f"compile {compile_s:.2f} s")]
 
 
 def row_norm_rows(peers: Peers, rows_, cols):
@@ -464,15 +487,14 @@ def row_norm_rows(peers: Peers, rows_, cols):
         fn, _ = peers.compile(text)
         result = fn(*args)
         np.testing.assert_allclose(result, ref(x), rtol=1e-4, atol=1e-5)
-        found = {"numpy": timing(ref, x)}
+        calls = {STRATA: partial(fn, *args, out=result), "numpy": partial(ref, x)}
         if name in torch_fns:
-            found["torch"] = timing(torch_fns[name])
+            calls["torch"] = torch_fns[name]
         if name in onnx_nodes:
             nodes, inputs = onnx_nodes[name]
             session = peers.ort_session(onnx_graph(peers, nodes, inputs, shape))
-            found["onnxruntime"] = timing(ort_runner(session, list(args)))
-        mine = timing(partial(fn, out=result), *args)
-        out.append(Row(f"{name} {rows_}x{cols}", "GB/s", gigabytes, mine, found))
+            calls["onnxruntime"] = ort_runner(session, list(args))
+        out.append(_row(f"{name} {rows_}x{cols}", "GB/s", gigabytes, calls))
     return out
 
 
@@ -488,16 +510,17 @@ def example_model_rows(peers: Peers):
         fn, compile_s = peers.compile(text)
         out = fn(*arrays)
         np.testing.assert_allclose(out, reference.reference(model, arrays), rtol=1e-4, atol=1e-5)
-        found = {"numpy": timing(reference.REFERENCES[model], *arrays)}
+        calls = {
+            STRATA: partial(fn, *arrays, out=out),
+            "numpy": partial(reference.REFERENCES[model], *arrays),
+        }
         if peers.torch is not None:
             torch_fn = reference.torch_version(model, peers.torch)
             tensors = [peers.torch.from_numpy(a) for a in arrays]
-            with peers.torch.no_grad():
-                found["torch"] = timing(torch_fn, *tensors)
-                compiled = peers.torch.compile(torch_fn)
-                found["torch.compile"] = timing(compiled, *tensors)
-        mine = timing(partial(fn, out=out), *arrays)
-        rows.append(Row(model, "ms", 0.0, mine, found, f"compile {compile_s:.2f} s"))
+            compiled = peers.torch.compile(torch_fn)
+            calls["torch"] = _no_grad(peers.torch, partial(torch_fn, *tensors))
+            calls["torch.compile"] = _no_grad(peers.torch, partial(compiled, *tensors))
+        rows.append(_row(model, "ms", 0.0, calls, f"compile {compile_s:.2f} s"))
     return rows
 
 
@@ -517,14 +540,13 @@ def onnx_model_rows(peers: Peers, names):
         compile_s = time.perf_counter() - start  # import and compile
         shape = fn.signature.inputs[0].shape
         x = np.random.default_rng(0).random(shape, dtype=np.float32)
-        found = {}
+        calls = {STRATA: partial(fn, x)}
         session = peers.ort_session(path)
         if session is not None:
             run = ort_runner(session, [x])
             np.testing.assert_allclose(fn(x), run()[0], rtol=1e-3, atol=1e-4)
-            found["onnxruntime"] = timing(run)
-        note = f"import+compile {compile_s:.1f} s"
-        rows.append(Row(f"onnx {name}", "ms", 0.0, timing(fn, x), found, note))
+            calls["onnxruntime"] = run
+        rows.append(_row(f"onnx {name}", "ms", 0.0, calls, f"import+compile {compile_s:.1f} s"))
     return rows
 
 
@@ -551,6 +573,14 @@ def format_rows(rows: list[tuple[int, Row]]) -> list[str]:
             f"| {row.note} |"
         )
     return lines
+
+
+def _no_grad(torch, call):
+    def run():
+        with torch.no_grad():
+            return call()
+
+    return run
 
 
 def _optional(name: str):
