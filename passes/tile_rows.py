@@ -32,6 +32,7 @@ from mlir.dialects import arith, scf, tensor
 
 from . import linalg_builders as lb
 from .ir_query import attributes_of
+from .prefetch_rows import PREFETCH_ATTR
 from .registry import PassFailure, register_pass
 from .tile_configure import kernels, read_config
 
@@ -133,6 +134,8 @@ class _RowBody:
         loop = scf.ForOp(
             lb.scalar(index, 0), lb.scalar(index, math.prod(leading)), lb.scalar(index, 1), [dest]
         )
+        if self.leading_count == self.full.rank - 1:  # rows are the last dim: fetch the next
+            loop.attributes[PREFETCH_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
         with ir.InsertionPoint(loop.body):
             local = _row_indices(loop.induction_variable, leading)
             indices = list(local)

@@ -17,8 +17,10 @@ it at an offset planned here:
 Public functions record their workspace size as `tile.workspace` (bytes): whoever calls them
 (the runtime) passes that many bytes, 64-byte aligned, after the outputs. It allocates them once
 per thread, so calls stay thread-safe. Allocations inside parallel loops, dynamic ones and
-buffers that leave their function (returned, yielded) stay `memref.alloc`. Run it after
-bufferization and before deallocation is inserted.
+buffers that leave their function (returned, yielded) stay `memref.alloc`, except a static one
+at the top of an `scf.forall` body (each parallel task's own buffer, such as a thread's block
+of packed B): it gets one slot of the workspace per iteration, indexed by the induction
+variable. Run it after bufferization and before deallocation is inserted.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import arith
 
 from . import linalg_builders as lb
 from .ir_query import attributes_of, find_ops, symbol_name, user_op
@@ -55,6 +58,7 @@ class _Buffer:
     first: int  # live range in ops of the function body, inclusive
     last: int
     offset: int = 0
+    slot: tuple[ir.Value, int] | None = None  # (induction variable, bytes per iteration)
 
 
 def _top_level(op: ir.Operation, body: ir.Block) -> ir.Operation | None:
@@ -73,6 +77,20 @@ def _inside_parallel_loop(op: ir.Operation) -> bool:
             return True
         parent = parent.parent
     return False
+
+
+def _task_slot(op: ir.Operation) -> tuple[ir.Value, int] | None:
+    """For an op at the top of a 1-D, static, outermost scf.forall's body: the forall's
+    induction variable and trip count."""
+    forall = op.parent
+    if forall.name != "scf.forall" or _inside_parallel_loop(forall):
+        return None
+    attrs = forall.attributes
+    bounds = [list(ir.DenseI64ArrayAttr(attrs[k])) for k in ("staticLowerBound", "staticStep")]
+    upper = list(ir.DenseI64ArrayAttr(attrs["staticUpperBound"]))
+    if bounds != [[0], [1]] or len(upper) != 1 or upper[0] < 1:
+        return None
+    return forall.regions[0].blocks[0].arguments[0], upper[0]
 
 
 def _static_bytes(memref: ir.MemRefType) -> int | None:
@@ -176,8 +194,12 @@ class _Planner:
         index = {op: i for i, op in enumerate(op.operation for op in body.operations)}
         buffers = []
         for op in find_ops(fn, lambda op: op.name in ("memref.alloc", "func.call")):
+            slot = None
             if _inside_parallel_loop(op):
-                continue
+                task = _task_slot(op) if op.name == "memref.alloc" else None
+                if task is None:
+                    continue
+                slot = task
             if op.name == "func.call":
                 size = self.need(_callee(op))
                 users = [op]
@@ -186,8 +208,12 @@ class _Planner:
                 users = _users_through_views(op.results[0])
             if not size or users is None:
                 continue
+            if slot is not None:  # one slot per iteration
+                induction, trips = slot
+                slot = (induction, _align(size))
+                size = trips * _align(size)
             spots = [index[_top_level(u, body)] for u in [op, *users]]
-            buffers.append(_Buffer(op, size, min(spots), max(spots)))
+            buffers.append(_Buffer(op, size, min(spots), max(spots), slot=slot))
         return buffers
 
     def _rewrite(self, fn: ir.Operation) -> int:
@@ -220,9 +246,19 @@ def _add_workspace_argument(fn: ir.Operation, size: int) -> ir.Value:
     return fn.regions[0].blocks[0].add_argument(memref, fn.location)
 
 
-def _view(workspace: ir.Value, offset: int, memref: ir.MemRefType, loc) -> ir.Value:
+def _view(
+    workspace: ir.Value,
+    offset: int,
+    memref: ir.MemRefType,
+    loc,
+    slot: tuple[ir.Value, int] | None = None,
+) -> ir.Value:
     with loc:
-        start = lb.scalar(ir.IndexType.get(), offset)
+        index = ir.IndexType.get()
+        start = lb.scalar(index, offset)
+        if slot is not None:
+            induction, stride = slot
+            start = arith.addi(start, arith.muli(induction, lb.scalar(index, stride)))
         return ir.Operation.create(
             "memref.view", results=[memref], operands=[workspace, start]
         ).result
@@ -232,7 +268,8 @@ def _use_workspace(buf: _Buffer, workspace: ir.Value) -> None:
     op = buf.op
     with ir.InsertionPoint(op):
         if op.name == "memref.alloc":
-            view = _view(workspace, buf.offset, ir.MemRefType(op.results[0].type), op.location)
+            memref = ir.MemRefType(op.results[0].type)
+            view = _view(workspace, buf.offset, memref, op.location, buf.slot)
             for use in list(op.results[0].uses):
                 if user_op(use).name == "memref.dealloc":
                     user_op(use).erase()

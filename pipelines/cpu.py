@@ -17,6 +17,7 @@ from ..passes.lower_copies import lower_copies
 from ..passes.lower_fork_join import lower_fork_join
 from ..passes.math_approximate import math_approximate
 from ..passes.outline_parallel import outline_parallel
+from ..passes.prefetch_rows import prefetch_rows
 from ..passes.streaming_stores import streaming_stores
 from ..passes.tile_configure import tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
@@ -81,6 +82,7 @@ def pipeline() -> Pipeline:
                 "func.func(buffer-loop-hoisting)",
                 "loop temporaries allocated once",
             ),
+            Stage("prefetch-rows", prefetch_rows, "prefetch the rows row loops read next"),
             Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),

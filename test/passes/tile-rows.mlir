@@ -2,7 +2,8 @@
 // RUN: strata-opt %s --tile-rows --split-input-file | FileCheck %s --check-prefix=THREADS
 
 // A softmax kernel with its prologue becomes one loop over rows; each row is sliced, computed
-// by the same graph ops on tensor<1xN>, and inserted into the result.
+// by the same graph ops on tensor<1xN>, and inserted into the result. The loop is marked for
+// --prefetch-rows (the next row of its inputs is fetched while this one is computed).
 // CHECK-LABEL: func.func private @softmax_kernel_0
 // CHECK: %[[OUT:.*]] = tensor.empty() : tensor<4x256xf32>
 // CHECK: %[[R:.*]] = scf.for %[[I:.*]] = %{{.*}} to %c4 step %{{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
@@ -11,6 +12,7 @@
 // CHECK: %[[S:.*]] = "graph.softmax"(%[[M]]) {axis = 1 : i64} : (tensor<1x256xf32>) -> tensor<1x256xf32>
 // CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[S]] into %[[ACC]][%{{.*}}, 0] [1, 256] [1, 1]
 // CHECK: scf.yield %[[NEXT]]
+// CHECK-NEXT: } {tile.prefetch_rows = 1 : i64}
 // CHECK: return %[[R]]
 func.func @softmax(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
   %t = "graph.constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>

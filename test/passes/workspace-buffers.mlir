@@ -51,21 +51,48 @@ func.func @caller(%out: memref<4xf32>) {
 
 // -----
 
-// Buffers that leave the function, have dynamic sizes or are allocated by parallel
-// iterations stay allocations; a function without temporaries keeps its signature.
+// Buffers that leave the function, have dynamic sizes or are allocated deeper in parallel
+// iterations than the top of a task stay allocations; a function without temporaries keeps
+// its signature.
 // CHECK-LABEL: func.func @kept
 // CHECK-SAME: (%{{.*}}: index) -> memref<4xf32> {
 // CHECK: memref.alloc() : memref<4xf32>
 // CHECK: memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK: scf.forall
+// CHECK: scf.for
 // CHECK: memref.alloc() : memref<8xf32>
 func.func @kept(%n: index) -> memref<4xf32> {
   %r = memref.alloc() : memref<4xf32>
   %d = memref.alloc(%n) : memref<?xf32>
   memref.copy %d, %d : memref<?xf32> to memref<?xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
   scf.forall (%i) in (2) {
-    %p = memref.alloc() : memref<8xf32>
-    memref.copy %p, %p : memref<8xf32> to memref<8xf32>
+    scf.for %j = %c0 to %n step %c1 {
+      %p = memref.alloc() : memref<8xf32>
+      memref.copy %p, %p : memref<8xf32> to memref<8xf32>
+    }
   }
   return %r : memref<4xf32>
+}
+
+// -----
+
+// A static buffer at the top of a parallel task (a thread's own block of packed B) gets one
+// 64-byte-aligned slot of the workspace per iteration: 3 x 64 bytes, the slot at i * 64.
+// CHECK-LABEL: func.func @per_task
+// CHECK-SAME: (%[[WS:.*]]: memref<192xi8>) attributes {tile.workspace = 192 : i64}
+// CHECK: scf.forall (%[[I:.*]]) in (3) {
+// CHECK: %[[STRIDE:.*]] = arith.muli %[[I]], %c64
+// CHECK: %[[AT:.*]] = arith.addi %c0{{.*}}, %[[STRIDE]]
+// CHECK: %[[SLOT:.*]] = memref.view %[[WS]][%[[AT]]][] : memref<192xi8> to memref<10xf32>
+// CHECK: memref.copy %[[SLOT]], %[[SLOT]]
+// CHECK-NOT: memref.alloc
+func.func @per_task() {
+  scf.forall (%i) in (3) {
+    %p = memref.alloc() : memref<10xf32>
+    memref.copy %p, %p : memref<10xf32> to memref<10xf32>
+    memref.dealloc %p : memref<10xf32>
+  }
+  return
 }

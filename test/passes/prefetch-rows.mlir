@@ -1,0 +1,64 @@
+// RUN: strata-opt %s --prefetch-rows --split-input-file | FileCheck %s
+
+// Each vector read of a kernel argument in a marked row loop prefetches the same columns one
+// row further down (clamped to the last row), one prefetch per 64-byte line: two for 32 f32.
+// CHECK-LABEL: func.func private @rows
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[NEXT:.*]] = arith.addi %[[R]], %c1
+// CHECK: %[[ROW:.*]] = arith.minsi %[[NEXT]], %c255
+// CHECK: memref.prefetch %arg0[%[[ROW]], %[[C]]], read, locality<2>, data
+// CHECK: %[[C16:.*]] = arith.addi %[[C]], %c16
+// CHECK: memref.prefetch %arg0[%[[ROW]], %[[C16]]], read, locality<2>, data
+// CHECK-NEXT: vector.load %arg0[%[[R]], %[[C]]]
+// CHECK-NOT: memref.prefetch
+// CHECK: return
+// CHECK-NOT: tile.prefetch_rows
+func.func private @rows(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  scf.for %r = %c0 to %c256 step %c1 {
+    scf.for %c = %c0 to %c1024 step %c32 {
+      %v = vector.load %x[%r, %c] : memref<256x1024xf32>, vector<32xf32>
+      vector.store %v, %y[%r, %c] : memref<256x1024xf32>, vector<32xf32>
+    }
+  } {tile.prefetch_rows = 1 : i64}
+  return
+}
+
+// -----
+
+// Left alone: a loop without the mark, reads of buffers the kernel allocates, and of 1-D
+// arguments.
+// CHECK-LABEL: func.func private @unmarked
+// CHECK-NOT: memref.prefetch
+// CHECK-LABEL: func.func private @temporaries
+// CHECK-NOT: memref.prefetch
+// CHECK: return
+func.func private @unmarked(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  scf.for %r = %c0 to %c256 step %c1 {
+    %v = vector.load %x[%r, %c0] : memref<256x1024xf32>, vector<32xf32>
+    vector.store %v, %y[%r, %c0] : memref<256x1024xf32>, vector<32xf32>
+  }
+  return
+}
+func.func private @temporaries(%x: memref<1024xf32>, %y: memref<256x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %t = memref.alloc() : memref<256x1024xf32>
+  scf.for %r = %c0 to %c256 step %c1 {
+    %v = vector.load %t[%r, %c0] : memref<256x1024xf32>, vector<32xf32>
+    %w = vector.load %x[%c0] : memref<1024xf32>, vector<32xf32>
+    %s = arith.addf %v, %w : vector<32xf32>
+    vector.store %s, %y[%r, %c0] : memref<256x1024xf32>, vector<32xf32>
+  } {tile.prefetch_rows = 1 : i64}
+  memref.dealloc %t : memref<256x1024xf32>
+  return
+}
