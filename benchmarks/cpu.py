@@ -71,9 +71,10 @@ def measure(calls: dict) -> dict[str, Timing]:
     for _ in range(_ROUNDS):
         for name, call in calls.items():
             time.sleep(_SETTLE)
+            call()  # after the pause: wakes the peer's threads (steady state is measured)
             deadline = time.perf_counter() + _BLOCK
             block = 0
-            while block < 2 or (time.perf_counter() < deadline and block < 50):
+            while block < 2 or (time.perf_counter() < deadline and block < 1000):
                 start = time.perf_counter()
                 call()
                 times[name].append(time.perf_counter() - start)
