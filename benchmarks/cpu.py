@@ -66,8 +66,6 @@ def measure(calls: dict) -> dict[str, Timing]:
     machine (on a shared VM, same-code runs vary up to 2x) falls on all of them alike and the
     ratios hold; returns each peer's best and median call."""
     times = {name: [] for name in calls}
-    for call in calls.values():
-        call()
     for _ in range(_ROUNDS):
         for name, call in calls.items():
             time.sleep(_SETTLE)

@@ -43,7 +43,7 @@ def _prefetch_ahead(read: ir.Operation, rows_ahead: int) -> None:
     rank = len(shape)
     indices = list(read.operands[1 : 1 + rank])
     vector = ir.VectorType(read.results[0].type)
-    element_bytes = max(ir.FloatType(vector.element_type).width // 8, 1)
+    element_bytes = max(vector.element_type.width // 8, 1)
     lines = max(1, math.ceil(vector.shape[-1] * element_bytes / _LINE))
     index = ir.IndexType.get()
     with ir.InsertionPoint(read), read.location:

@@ -8,14 +8,14 @@ without; below half the L3 (where the output stays cached for whoever reads it n
 stores are faster.
 
 A memory-bound kernel (a `tile.kernel` function of kind elementwise or reduction, which writes
-its outputs as it streams through its inputs) qualifies when its buffers together take
-at least half of the last-level cache of the module's target. A matmul or conv does not: its
+its outputs as it streams through its inputs) qualifies when its buffers together take at
+least half of the last-level cache of the module's target. A matmul or conv does not: its
 epilogue writes the output last, after the operands went through the cache, so the output
 stays there for the next kernel (a 64x1024 @ 1024x4096 + GELU kernel that streamed its 1 MiB
-output made the next matmul read it back from memory). Each output that the kernel only writes, with
-full-vector stores straight into the argument, gets non-temporal stores where the stored
-address is a multiple of the vector's size whenever the buffer's base is; the pass proves
-that from the index arithmetic (constants, loop steps, affine maps). The kernel then checks
+output made the next matmul read it back from memory). Each output that the kernel only
+writes, with full-vector stores straight into the argument, gets non-temporal stores where
+the stored address is a multiple of the vector's size whenever the buffer's base is; the pass
+proves that from the index arithmetic (constants, loop steps, affine maps). The kernel then checks
 the base addresses at run time and runs the streaming copy of its body when they are aligned,
 the original otherwise (a view into the middle of an array, for one). Non-temporal stores
 are weakly ordered: each parallel task, and the kernel, ends with a fence, before the fork's

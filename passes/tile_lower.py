@@ -206,8 +206,6 @@ class _Script:
             f"    transform.apply_patterns to %lb{n}f {{",
             "      transform.apply_patterns.tensor.fold_tensor_empty",
             f"    }} : {any_op}",
-        ]
-        self.lines += [
             f"    %tb{n}, %lb{n} = transform.structured.tile_using_for %tk{n} tile_sizes "
             f"[{mc // mr}, 0, 0] : ({any_op}) -> ({any_op}, {any_op})",
             f"    %tm{n}, %lm{n}:3 = transform.structured.tile_using_for %tb{n} tile_sizes "
@@ -319,24 +317,19 @@ def _im2col(conv: ir.Operation) -> tuple[ir.Operation, ir.Operation | None]:
 
 def _packed_product(matmul: ir.Operation, config: dict) -> list[ir.Operation]:
     """Rewrites C += A @ B as a contraction of packed micro-panels: A in [M/mr][K/kr][kr][mr],
-    B in [N/nr][K/kr][kr][nr] and C in [N/nr][M/mr][mr][nr] (the C tiles of consecutive
-    micro-kernels adjacent: C itself, rows 4 KiB apart at N = 1024, measured 11% slower on 2
-    threads), unpacked into C at the end. A zero C is filled in its packed layout rather than
-    filled and then packed. Loop dims (m1, n1, k1, m0, n0, k0). Returns the contraction, then
-    the ops that move C: its pack (if any) and the unpack."""
+    B in [N/nr][K/kr][kr][nr] and C in [N/nr][M/mr][mr][nr], unpacked at the end. C is packed
+    so that the tiles of consecutive micro-kernels are adjacent; accumulating into C itself
+    (tile rows 4 KiB apart at N = 1024) measured 11% slower on 2 threads. A zero C is filled
+    in its packed layout rather than filled and then packed. Loop dims (m1, n1, k1, m0, n0,
+    k0). Returns the contraction, then the ops that move C: its pack (if any) and the
+    unpack."""
     mr, nr, _ = config["register_tile"]
     kr = config["pack"]
     a, b, c = matmul.operands
     (m, k), n = lb.ranked(a).shape, lb.ranked(b).shape[1]
     element = lb.ranked(c).element_type
-    mul, add = (
-        (arith.mulf, arith.addf)
-        if isinstance(element, ir.FloatType)
-        else (
-            arith.muli,
-            arith.addi,
-        )
-    )
+    floats = isinstance(element, ir.FloatType)
+    mul, add = (arith.mulf, arith.addf) if floats else (arith.muli, arith.addi)
     c_shape = [n // nr, m // mr, mr, nr]
     with ir.InsertionPoint(matmul), matmul.location:
         packed_a = linalg.pack(a, lb.empty([m // mr, k // kr, kr, mr], element), [1, 0], [kr, mr])
@@ -389,7 +382,7 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
             linalg_ops = rewritten
         for op in linalg_ops:
             if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
-                shape = (lb.ranked(op.results[0]).shape[0], lb.ranked(op.results[0]).shape[1])
+                shape = tuple(lb.ranked(op.results[0]).shape)
                 script.packed_matmul(
                     [script.match(o) for o in _packed_product(op, config)], config, shape
                 )

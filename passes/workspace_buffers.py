@@ -194,12 +194,11 @@ class _Planner:
         index = {op: i for i, op in enumerate(op.operation for op in body.operations)}
         buffers = []
         for op in find_ops(fn, lambda op: op.name in ("memref.alloc", "func.call")):
-            slot = None
+            task = None
             if _inside_parallel_loop(op):
                 task = _task_slot(op) if op.name == "memref.alloc" else None
                 if task is None:
                     continue
-                slot = task
             if op.name == "func.call":
                 size = self.need(_callee(op))
                 users = [op]
@@ -208,8 +207,9 @@ class _Planner:
                 users = _users_through_views(op.results[0])
             if not size or users is None:
                 continue
-            if slot is not None:  # one slot per iteration
-                induction, trips = slot
+            slot = None
+            if task is not None:  # one slot per iteration
+                induction, trips = task
                 slot = (induction, _align(size))
                 size = trips * _align(size)
             spots = [index[_top_level(u, body)] for u in [op, *users]]
