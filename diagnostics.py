@@ -75,8 +75,13 @@ class CompileError(Exception):
         super().__init__("\n".join(d.format() for d in diagnostics))
 
 
+_ACTIVE: list[DiagnosticCollector] = []
+
+
 class DiagnosticCollector:
-    """Collects every diagnostic MLIR or a strata verifier emits in `context` while active."""
+    """Collects every diagnostic MLIR, a strata verifier or a strata pass (`remark`) emits in
+    `context` while active. Errors stop at the innermost collector, which reports them; the
+    other severities also reach the enclosing collectors (a tool's, which shows them)."""
 
     def __init__(self, context: ir.Context):
         self.context = context
@@ -85,18 +90,31 @@ class DiagnosticCollector:
 
     def __enter__(self) -> DiagnosticCollector:
         self._handler = self.context.attach_diagnostic_handler(self._collect)
+        _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
+        _ACTIVE.remove(self)
         self._handler.detach()
 
     def _collect(self, diag) -> bool:
-        self.diagnostics.append(Diagnostic.from_mlir(diag))
-        return True
+        collected = Diagnostic.from_mlir(diag)
+        self.diagnostics.append(collected)
+        return collected.severity == "error"
 
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]
+
+
+def remark(location: ir.Location, message: str) -> None:
+    """Reports a remark at `location` to every active collector of its context (the Python
+    bindings can emit only errors into MLIR's diagnostic engine). Without one it is dropped,
+    as MLIR drops remarks that no handler takes."""
+    found = Diagnostic("remark", message, source_pos(location))
+    for collector in _ACTIVE:
+        if collector.context == location.context:
+            collector.diagnostics.append(found)
 
 
 def from_mlir_error(error: ir.MLIRError) -> CompileError:

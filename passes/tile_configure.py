@@ -132,6 +132,10 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
         if threads > 1:
             config["threads"] = threads
             config["thread_dim"] = dim
+            # Each thread's share is cut into blocks of its own: a block wider than the share
+            # leaves every tile inside it of a dynamic size, which does not vectorize.
+            blocks = config["tile_sizes"]
+            blocks[dim] = tile_size(extent // threads, blocks[dim], unit)
             break
     return config
 
@@ -304,7 +308,7 @@ def _row_start(root: ir.Operation) -> int:
     return axis % rank if root.name != "graph.softmax" or axis % rank == rank - 1 else 0
 
 
-def _to_attr(config: dict) -> ir.DictAttr:
+def to_attr(config: dict) -> ir.DictAttr:
     values = {}
     for key, value in config.items():
         if isinstance(value, str):
@@ -415,4 +419,4 @@ def tile_configure(module: ir.Operation) -> None:
         if CONFIG_ATTR in kernel.attributes:  # written by hand or by a tuner: kept
             continue
         with kernel.location:
-            kernel.attributes[CONFIG_ATTR] = _to_attr(configure(kernel, desc))
+            kernel.attributes[CONFIG_ATTR] = to_attr(configure(kernel, desc))

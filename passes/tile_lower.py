@@ -20,15 +20,26 @@ across the k loop (hoisting), and lowers contractions to outer products (FMAs).
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 from mlir.dialects import arith, linalg, vector
 from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
+from ..diagnostics import DiagnosticCollector, remark
 from . import linalg_builders as lb
 from .ir_query import defining_op, find_ops, within
 from .registry import PassFailure, register_pass
-from .tile_configure import LANE_TYPES, kernels, read_config, shaped_of, tile_size
+from .tile_configure import (
+    CONFIG_ATTR,
+    LANE_TYPES,
+    kernels,
+    read_config,
+    shaped_of,
+    tile_size,
+    to_attr,
+)
 
 VECTORIZE_ATTR = "tile.vectorize"
 _OP_ATTR = "tile.op"
@@ -389,7 +400,10 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
             elif strategy == "matmul" and op.name == "linalg.matmul":
                 threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
                 handle = script.split(script.match(op), threads, dim)
-                blocks = script.tile(handle, config["tile_sizes"], config["interchange"])
+                sizes = list(config["tile_sizes"])
+                share = -(-lb.ranked(op.results[0]).shape[dim] // threads)
+                sizes[dim] = min(sizes[dim], share)  # a block wider than a thread's share
+                blocks = script.tile(handle, sizes, config["interchange"])
                 micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
                 script.vectorize_later(micro)
         return
@@ -408,16 +422,32 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 script.vectorize_later(script.tile(pieces, sizes))
 
 
-def _apply(module: ir.Operation, lines: list[str], what: str) -> None:
+class TransformFailure(Exception):
+    """A transform script did not apply; the message is the interpreter's first error."""
+
+
+def _apply(root: ir.Operation, lines: list[str]) -> None:
+    """Applies a transform script to `root` (a module or a kernel function). The
+    interpreter's diagnostics are caught here: the caller decides whether a failure is an
+    error or a reason to fall back."""
     if not lines:
         return
-    with module.context:
+    with root.context, DiagnosticCollector(root.context) as collector:
         sequence = ir.Module.parse(_SEQUENCE.format(body="\n".join(lines)))
         try:
-            interpreter.apply_named_sequence(module, sequence.body.operations[0], sequence)
+            interpreter.apply_named_sequence(root, sequence.body.operations[0], sequence)
         except Exception as error:  # the interpreter reports through diagnostics too
-            module.location.emit_error(f"{what} failed: {error}")
-            raise PassFailure(what) from None
+            causes = [d.format() for d in collector.errors] or _interpreter_causes(str(error))
+            raise TransformFailure("; ".join(causes)) from None
+
+
+# The bindings raise the interpreter's diagnostics as text: `Diagnostic message at LOC: MSG`.
+_CAUSE = re.compile(r'Diagnostic message at loc\("([^"]*)":(\d+):(\d+)\): (.*)')
+
+
+def _interpreter_causes(text: str) -> list[str]:
+    causes = [f"{m[4]} (at {m[1]}:{m[2]}:{m[3]})" for m in _CAUSE.finditer(text)]
+    return causes or [text.splitlines()[0]]
 
 
 def _constant_index(value: ir.Value) -> int | None:
@@ -436,15 +466,15 @@ def _partial(loop: ir.Operation) -> bool:
     return step > 0 and upper - lower > step and (upper - lower) % step != 0
 
 
-_SIMPLIFY_TILES = "builtin.module(canonicalize, scf-for-loop-canonicalization, canonicalize)"
+_SIMPLIFY_TILES = "func.func(canonicalize, scf-for-loop-canonicalization, canonicalize)"
 
 
-def _peel_partial_loops(module: ir.Operation) -> None:
+def _peel_partial_loops(kernel: ir.Operation) -> None:
     """Splits every loop whose tiles do not divide its range into a loop of whole tiles and
     one partial tile, outer loops first, so that every tile has a static shape (vectorizable
     without masks). Loops inside a peeled partial tile are peeled in the next round."""
     for _ in range(8):  # nesting depth of tiled loops
-        loops = find_ops(module, lambda op: op.name == "scf.for" and _partial(op))
+        loops = find_ops(kernel, lambda op: op.name == "scf.for" and _partial(op))
         outermost = [op for op in loops if not any(o != op and within(op, o) for o in loops)]
         if not outermost:
             return
@@ -458,11 +488,11 @@ def _peel_partial_loops(module: ir.Operation) -> None:
                 f'{handle}f : (!transform.op<"scf.for">) -> (!transform.any_op, '
                 "!transform.any_op)",
             ]
-        _apply(module, script.lines, "tile-lower (peeling)")
-        _drop_op_ids(module)
+        _apply(kernel, script.lines)
+        _drop_op_ids(kernel)
         # Tile sizes inside the whole tiles become static with the loop bounds known.
-        with module.context:
-            PassManager.parse(_SIMPLIFY_TILES).run(module)
+        with kernel.context:
+            PassManager.parse(_SIMPLIFY_TILES).run(kernel)
 
 
 def _drop_op_ids(module: ir.Operation) -> None:
@@ -474,31 +504,104 @@ def _drop_op_ids(module: ir.Operation) -> None:
     "tile-lower",
     "Tile each kernel as its tile.config says (transform dialect)",
     contractions=bool,
+    strict=bool,
 )
-def tile_lower(module: ir.Operation, contractions: bool = False) -> None:
+def tile_lower(module: ir.Operation, contractions: bool = False, strict: bool = False) -> None:
     """With `contractions`, tiles only the kernels' contractions (before elementwise fusion
-    would fold reshapes into them); without, tiles everything else."""
-    script = _Script()
+    would fold reshapes into them); without, tiles everything else.
+
+    A kernel whose configuration cannot be realized (a transform step fails, or an op marked
+    for vectorization would not vectorize) is restored and lowered with the next simpler
+    configuration: without packing, then without threads, then as plain loops; a remark names
+    the kernel, its signature, the configuration that failed and why. With `strict` that is an
+    error instead."""
     for kernel in kernels(module):
         config = read_config(kernel)
         if config is not None:
-            with kernel.location:
-                _plan_kernel(kernel, config, script, contractions)
-    _apply(module, script.lines, "tile-lower")
-    _drop_op_ids(module)
-    _peel_partial_loops(module)
+            _lower_kernel(kernel, config, contractions, strict)
 
 
-_VECTORIZE = """
+def _fallbacks(config: dict) -> list[dict]:
+    """The configuration, then ever simpler ones that realize the same kernel."""
+    chain = [config]
+    simpler = dict(config)
+    if simpler.pop("pack", None) is not None:
+        chain.append(dict(simpler))
+    if [simpler.pop(key) for key in ("threads", "thread_dim", "chunks") if key in simpler]:
+        chain.append(dict(simpler))
+    if config.get("strategy", "loops") != "loops":
+        chain.append({"strategy": "loops"})
+    return chain
+
+
+def _describe(kernel: ir.Operation, config: dict | None) -> str:
+    signature = ir.TypeAttr(kernel.attributes["function_type"]).value
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    with_config = f" with {CONFIG_ATTR} = {to_attr(config)}" if config is not None else ""
+    return f"kernel @{name} {signature}{with_config}"
+
+
+def _lower_kernel(kernel: ir.Operation, config: dict, contractions: bool, strict: bool) -> None:
+    chain = _fallbacks(config)
+    for number, candidate in enumerate(chain):
+        scratch = ir.Module.create(kernel.location)
+        backup = kernel.clone(ir.InsertionPoint(scratch.body))
+        try:
+            _realize(kernel, candidate, contractions)
+        except TransformFailure as failure:
+            described = _describe(backup, candidate)
+            if strict or number + 1 == len(chain):
+                kernel.location.emit_error(f"tile-lower cannot realize {described}: {failure}")
+                raise PassFailure("tile-lower") from None
+            restored = backup.clone(ir.InsertionPoint(kernel))
+            kernel.erase()
+            kernel = restored
+            simpler = to_attr(chain[number + 1])
+            message = f"tile-lower falls back from {described} ({failure}) to {simpler}"
+            remark(kernel.location, message)
+            continue
+        if number:
+            kernel.attributes[CONFIG_ATTR] = to_attr(candidate)
+        return
+
+
+def _realize(kernel: ir.Operation, config: dict, contractions: bool) -> None:
+    script = _Script()
+    with kernel.location:
+        _plan_kernel(kernel, config, script, contractions)
+    try:
+        _apply(kernel, script.lines)
+    finally:
+        _drop_op_ids(kernel)
+    _peel_partial_loops(kernel)
+    _check_vectorizable(kernel)
+
+
+def _check_vectorizable(kernel: ir.Operation) -> None:
+    """Vectorizes a copy of the kernel's marked ops (on tensors) to learn now, while another
+    configuration can still be chosen, whether --tile-vectorize will succeed on its buffers."""
+    if not find_ops(kernel, lambda op: VECTORIZE_ATTR in op.attributes):
+        return
+    scratch = ir.Module.create(kernel.location)
+    trial = kernel.clone(ir.InsertionPoint(scratch.body))
+    _apply(trial, _VECTORIZE_MARKED.format(attr=VECTORIZE_ATTR).splitlines())
+
+
+_VECTORIZE_MARKED = """
     %marked = transform.structured.match attributes{{{attr}}} in %root
         : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %marked : !transform.any_op
+    transform.structured.vectorize %marked : !transform.any_op"""
+
+_VECTORIZE = (
+    _VECTORIZE_MARKED
+    + """
     %funcs = transform.structured.match ops{{["func.func"]}} in %root
         : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %funcs {{
       transform.apply_patterns.vector.reduction_to_contract
       transform.apply_patterns.vector.transfer_permutation_patterns
     }} : !transform.any_op"""
+)
 
 # Transfers must read their memrefs directly, with identical index values, for hoisting.
 # As a pass: the same patterns applied greedily by the transform op can cycle forever on
@@ -574,11 +677,24 @@ def _reduce_in_halves(op: ir.Operation) -> None:
 
 @register_pass("tile-vectorize", "Vectorize the ops tile-lower marked and lower the vectors")
 def tile_vectorize(module: ir.Operation) -> None:
-    if not find_ops(module, lambda op: VECTORIZE_ATTR in op.attributes):
+    functions = [op.operation for op in module.regions[0].blocks[0].operations]
+    marked = [f for f in functions if find_ops(f, lambda op: VECTORIZE_ATTR in op.attributes)]
+    if not marked:
         return
-    _apply(module, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines(), "tile-vectorize")
+    for kernel in marked:
+        try:
+            _apply(kernel, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines())
+        except TransformFailure as failure:
+            kernel.location.emit_error(
+                f"tile-vectorize failed on {_describe(kernel, read_config(kernel))}: {failure}"
+            )
+            raise PassFailure("tile-vectorize") from None
     with module.context:
         PassManager.parse(_FOLD_VIEWS).run(module)
         for reduction in find_ops(module, lambda op: op.name == "vector.multi_reduction"):
             _reduce_in_halves(reduction)
-    _apply(module, _LOWER_VECTORS.splitlines(), "tile-vectorize")
+    try:
+        _apply(module, _LOWER_VECTORS.splitlines())
+    except TransformFailure as failure:
+        module.location.emit_error(f"tile-vectorize failed lowering vectors: {failure}")
+        raise PassFailure("tile-vectorize") from None

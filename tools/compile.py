@@ -12,7 +12,8 @@ from pathlib import Path
 import click
 
 from .. import compiler, source
-from .common import guarded_main
+from ..diagnostics import DiagnosticCollector
+from .common import guarded_main, print_diagnostics
 
 
 def compile_file(
@@ -22,12 +23,23 @@ def compile_file(
     output: str,
     print_after_all: bool = False,
     timing: bool = False,
+    verbose: bool = False,
 ) -> int:
+    """`verbose` shows the compiler's remarks (a kernel that fell back to a simpler tile
+    configuration, and why), also when the compilation fails."""
     text = source.read_source(path)
     context = source.make_context()
     name = path if path != "-" else "<stdin>"
-    module = source.parse(text, context, name, whole_file=path != "-")
-    artifact = compiler.emit(module, emit, target, print_after=print_after_all, timing=timing)
+    with DiagnosticCollector(context) as collector:
+        try:
+            module = source.parse(text, context, name, whole_file=path != "-")
+            artifact = compiler.emit(
+                module, emit, target, print_after=print_after_all, timing=timing
+            )
+        finally:
+            if verbose:
+                remarks = [d for d in collector.diagnostics if d.severity != "error"]
+                print_diagnostics(remarks, {name: text})
     if output == "-":
         if emit in ("obj", "so"):
             raise click.UsageError(f"--emit {emit} is binary: pass -o FILE")
@@ -49,9 +61,10 @@ def compile_file(
 @click.option("-o", "output", default="-", help="Output file (default: stdout for text).")
 @click.option("--mlir-print-ir-after-all", is_flag=True, help="Print the IR after each stage.")
 @click.option("--mlir-timing", is_flag=True, help="Report the time of each stage.")
-def cli(input, target, emit, output, mlir_print_ir_after_all, mlir_timing):
+@click.option("-v", "--verbose", is_flag=True, help="Show remarks (tile fallbacks and why).")
+def cli(input, target, emit, output, mlir_print_ir_after_all, mlir_timing, verbose):
     """Compile graph-dialect MLIR for a target."""
-    return compile_file(input, target, emit, output, mlir_print_ir_after_all, mlir_timing)
+    return compile_file(input, target, emit, output, mlir_print_ir_after_all, mlir_timing, verbose)
 
 
 def main() -> None:

@@ -130,3 +130,17 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
     return %0, %1 : tensor<64x4096xf32>, tensor<1024x1024xf32>
   }
 }
+
+// -----
+
+// An unpacked matmul whose rows are one cache block splits them over the threads into whole
+// micro-kernels (5-row ones: 100 rows have no 8-row tiles); each thread's share is then a
+// block of its own (50 rows), not part of a 100-row block whose tiles would be dynamic.
+// CORES-LABEL: func.func private @short_rows_kernel_0
+// CORES-SAME: register_tile = array<i64: 5, 32, 1>, strategy = "matmul", thread_dim = 0 : i64, threads = 2 : i64, tile_sizes = array<i64: 50, 256, 128>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l2_bytes = 2097152 : i64}} {
+  func.func @short_rows(%x: tensor<100x256xf32>, %w: tensor<256x768xf32>) -> tensor<100x768xf32> {
+    %0 = "graph.matmul"(%x, %w) : (tensor<100x256xf32>, tensor<256x768xf32>) -> tensor<100x768xf32>
+    return %0 : tensor<100x768xf32>
+  }
+}

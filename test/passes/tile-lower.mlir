@@ -238,3 +238,22 @@ func.func private @partial(%a: tensor<10x16xf32>, %b: tensor<16x40xf32>) -> tens
   %r = linalg.matmul ins(%a, %b : tensor<10x16xf32>, tensor<16x40xf32>) outs(%c : tensor<10x40xf32>) -> tensor<10x40xf32>
   return %r : tensor<10x40xf32>
 }
+
+// -----
+
+// A cache block wider than a thread's share of the rows (100 rows, 2 threads) is cut to the
+// share: the 50 rows of each thread are whole 5-row micro-kernels of static shape.
+// MATMUL-LABEL: func.func private @block_wider_than_share
+// MATMUL: scf.forall (%{{.*}}) in (2)
+// MATMUL: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<50x64xf32>)
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<5x1xf32>, tensor<1x32xf32>) outs(%{{.*}} : tensor<5x32xf32>)
+func.func private @block_wider_than_share(%a: tensor<100x64xf32>, %b: tensor<64x64xf32>) -> tensor<100x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", tile_sizes = array<i64: 100, 64, 64>, threads = 2 : i64, thread_dim = 0 : i64,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 5, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<100x64xf32>) -> tensor<100x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<100x64xf32>, tensor<64x64xf32>) outs(%c : tensor<100x64xf32>) -> tensor<100x64xf32>
+  return %r : tensor<100x64xf32>
+}

@@ -4,11 +4,27 @@
 // RUN: not strata-opt %t.mlir --allow-unregistered-dialect 2>&1 | FileCheck %s --check-prefix=DEEP
 // DEEP: parser-limits.mlir.tmp.mlir:1:1013: error: input nested more than 1000 levels deep
 // DEEP-NOT: crashed
+// A truncated file: the error is inside it, where the text ends (as mlir-opt says), not at the
+// implicit module's closing brace past its end.
+// RUN: %python -c "import sys; sys.stdout.write('func.func @f(%%x: tensor<4xf32>) -> tensor<4xf32> {\\n  %%0 = \"graph.relu\"(%%x) : (tensor<4xf32>) -> tensor<4xf32>')" > %t.cut.mlir
+// RUN: not strata-opt %t.cut.mlir 2>&1 | FileCheck %s --check-prefix=CUT
+// RUN: not strata-compile %t.cut.mlir 2>&1 | FileCheck %s --check-prefix=CUT
+// CUT: cut.mlir:2:58: error: expected operation name in quotes
+// CUT-NOT: cut.mlir:3:
+// CUT-NOT: Traceback
 
 func.func @index_array(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
   // expected-error @+1 {{dense array element type must be one of i1, i8, i16, i32, i64, f32, f64, got 'index'}}
   %0 = "graph.max_pool2d"(%x) {kernel = array<index: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @unsigned_array(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{dense array element type must be one of i1, i8, i16, i32, i64, f32, f64, got 'ui8'}}
+  %0 = "graph.max_pool2d"(%x) {kernel = array<ui8: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
 }
 
 // -----

@@ -1,0 +1,232 @@
+"""Every kernel class over awkward and standard sizes, compiled for 1 and 2 cores and checked
+against numpy: linear layers (matmul + bias + activation), batched matmuls, convolutions and
+row kernels. A configuration that cannot be realized must fall back, never fail a model."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import strata
+from strata.dialects import target
+from strata.passes import tile_lower
+from support import erf, tensor_type
+
+SIZES = [1, 3, 7, 17, 64, 100, 127, 128, 129, 255, 256, 384, 768, 1000, 1024, 3072]
+CORES = [1, 2]
+
+
+def compile_for(text: str, cores: int):
+    return strata.compile(text, target=dataclasses.replace(target.host_cpu(), cores=cores))
+
+
+@pytest.fixture(autouse=True)
+def fallbacks(monkeypatch):
+    """The fallback remarks of tile-lower. A configuration that tile-configure chose must be
+    realized as it is: the fallback guards against hand-written ones, it does not hide a
+    configuration that cannot lower."""
+    remarks = []
+    monkeypatch.setattr(tile_lower, "remark", lambda location, message: remarks.append(message))
+    yield remarks
+    assert remarks == []
+
+
+def check(actual, expected, rtol=1e-4):
+    """Within `rtol` of the result's scale: sums of many products cancel, so elementwise
+    relative error would demand more than f32 accumulation gives."""
+    scale = max(float(np.abs(expected).max()), 1e-30)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=rtol * scale)
+
+
+def function(args: list[tuple[str, list[int]]], body: list[str], result: list[int]) -> str:
+    params = ", ".join(f"%{name}: {tensor_type(shape)}" for name, shape in args)
+    lines = "\n".join(f"  {line}" for line in body)
+    out = tensor_type(result)
+    return f"func.func @main({params}) -> {out} {{\n{lines}\n  return %r : {out}\n}}\n"
+
+
+ACTIVATIONS = {
+    "relu": lambda x: np.maximum(x, 0),
+    "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
+    "silu": lambda x: x / (1 + np.exp(-x)),
+}
+
+
+def linear_cases():
+    """Each size as the sequence (M), the input width (K) and the output width (N)."""
+    cases = [shape for s in SIZES for shape in ((s, 256, 768), (128, s, 256), (64, 768, s))]
+    return [(*c, list(ACTIVATIONS)[i % 3]) for i, c in enumerate(cases)]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("m,k,n,activation", linear_cases())
+def test_linear_layer(m, k, n, activation, cores):
+    rng = np.random.default_rng(m * 7 + k * 3 + n)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    bias = rng.standard_normal(n, dtype=np.float32)
+    mn = tensor_type([m, n])
+    text = function(
+        [("x", [m, k]), ("w", [k, n]), ("b", [n])],
+        [
+            f'%0 = "graph.matmul"(%x, %w) : ({tensor_type([m, k])}, {tensor_type([k, n])}) -> {mn}',
+            f'%1 = "graph.add"(%0, %b) : ({mn}, {tensor_type([n])}) -> {mn}',
+            f'%r = "graph.{activation}"(%1) : ({mn}) -> {mn}',
+        ],
+        [m, n],
+    )
+    expected = ACTIVATIONS[activation](x.astype(np.float64) @ w + bias)
+    check(compile_for(text, cores)(x, w, bias), expected)
+
+
+BATCHED = [
+    (12, 128, 64, 128),  # attention scores, 12 heads
+    (12, 128, 128, 64),  # attention-weighted values
+    (8, 512, 64, 512),
+    (2, 7, 127, 65),
+    (3, 1, 768, 17),
+    (4, 100, 3, 129),
+]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("b,m,k,n", BATCHED)
+def test_batched_matmul(b, m, k, n, cores):
+    rng = np.random.default_rng(b + m + k + n)
+    x = rng.standard_normal((b, m, k), dtype=np.float32)
+    y = rng.standard_normal((b, k, n), dtype=np.float32)
+    lhs, rhs, out = tensor_type([b, m, k]), tensor_type([b, k, n]), tensor_type([b, m, n])
+    text = function(
+        [("x", [b, m, k]), ("y", [b, k, n])],
+        [f'%r = "graph.matmul"(%x, %y) : ({lhs}, {rhs}) -> {out}'],
+        [b, m, n],
+    )
+    check(compile_for(text, cores)(x, y), x.astype(np.float64) @ y)
+
+
+# (batch, channels, height, width, out channels, kernel, stride, padding, groups)
+CONVS = [
+    (1, 64, 56, 56, 256, 1, 1, 0, 1),  # 1x1 expansion
+    (1, 256, 14, 14, 64, 1, 1, 0, 1),  # 1x1 projection
+    (1, 64, 56, 56, 64, 3, 1, 1, 1),  # ResNet 3x3
+    (1, 64, 56, 56, 128, 3, 2, 1, 1),  # strided 3x3
+    (1, 3, 224, 224, 64, 7, 2, 3, 1),  # a stem
+    (1, 96, 28, 28, 96, 3, 1, 1, 96),  # depthwise
+    (1, 144, 28, 28, 144, 3, 2, 1, 144),  # strided depthwise
+    (2, 17, 7, 7, 33, 3, 1, 1, 1),
+    (1, 1, 127, 129, 7, 3, 1, 0, 1),
+    (3, 100, 1, 1, 1000, 1, 1, 0, 1),  # a classifier as a 1x1 conv
+]
+
+
+def conv_reference(x, w, bias, stride, pad, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    per_group = o // groups
+    for g in range(groups):
+        xs = xp[:, g * cg : (g + 1) * cg]
+        ws = w[g * per_group : (g + 1) * per_group].astype(np.float64)
+        for i in range(kh):
+            for j in range(kw):
+                window = xs[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
+                out[:, g * per_group : (g + 1) * per_group] += np.einsum(
+                    "nchw,oc->nohw", window, ws[:, :, i, j]
+                )
+    return out + bias[None, :, None, None]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("n,c,h,w,o,kernel,stride,pad,groups", CONVS)
+def test_conv2d(n, c, h, w, o, kernel, stride, pad, groups, cores):
+    rng = np.random.default_rng(c + h + o)
+    x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+    weight = rng.standard_normal((o, c // groups, kernel, kernel), dtype=np.float32)
+    bias = rng.standard_normal(o, dtype=np.float32)
+    expected = conv_reference(x, weight, bias, stride, pad, groups)
+    attrs = (
+        f"strides = array<i64: {stride}, {stride}>, "
+        f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>, groups = {groups} : i64"
+    )
+    types = [tensor_type(a.shape) for a in (x, weight, bias)]
+    text = function(
+        [("x", list(x.shape)), ("w", list(weight.shape)), ("b", [o])],
+        [
+            f'%r = "graph.conv2d"(%x, %w, %b) {{{attrs}}} : ({", ".join(types)}) -> '
+            f"{tensor_type(expected.shape)}"
+        ],
+        list(expected.shape),
+    )
+    check(compile_for(text, cores)(x, weight, bias), expected)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layer_norm(x, gamma, beta):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
+
+
+def rms_norm(x, gamma):
+    return x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
+
+
+def row_cases():
+    """Each size as the row width (128 rows) for every row op, and as the row count of
+    768-wide softmax rows."""
+    ops = ["softmax", "layer_norm", "rms_norm"]
+    return [(op, 128, s) for s in SIZES for op in ops] + [("softmax", s, 768) for s in SIZES]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("op,rows,width", row_cases())
+def test_rows(op, rows, width, cores):
+    rng = np.random.default_rng(rows + width)
+    x = rng.standard_normal((rows, width), dtype=np.float32) * 3
+    gamma = rng.standard_normal(width, dtype=np.float32)
+    beta = rng.standard_normal(width, dtype=np.float32)
+    t, v = tensor_type([rows, width]), tensor_type([width])
+    x64 = x.astype(np.float64)
+    if op == "softmax":
+        args, operands, expected = [x], "%x", softmax(x64)
+        types = t
+    elif op == "layer_norm":
+        args, operands, expected = [x, gamma, beta], "%x, %g, %b", layer_norm(x64, gamma, beta)
+        types = f"{t}, {v}, {v}"
+    else:
+        args, operands, expected = [x, gamma], "%x, %g", rms_norm(x64, gamma)
+        types = f"{t}, {v}"
+    names = [("x", [rows, width]), ("g", [width]), ("b", [width])][: len(args)]
+    text = function(names, [f'%r = "graph.{op}"({operands}) : ({types}) -> {t}'], [rows, width])
+    actual = compile_for(text, cores)(*args)
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+
+
+UNREALIZABLE = """
+func.func @main(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
+  %r = func.call @chain(%x) : (tensor<4x96xf32>) -> tensor<4x96xf32>
+  return %r : tensor<4x96xf32>
+}
+func.func private @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> attributes {
+    tile.kernel = "elementwise",
+    tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 48>, vector_size = 8 : i64,
+                   threads = 5 : i64, thread_dim = 1 : i64, chunks = 5 : i64}} {
+  %r = "graph.exp"(%x) : (tensor<4x96xf32>) -> tensor<4x96xf32>
+  return %r : tensor<4x96xf32>
+}
+"""
+
+
+def test_an_unrealizable_config_falls_back_and_computes(rng, fallbacks):
+    """Five threads over 96 columns cut uneven pieces that do not vectorize: the kernel is
+    compiled without threads instead of failing, and computes the same."""
+    x = rng.standard_normal((4, 96), dtype=np.float32)
+    check(compile_for(UNREALIZABLE, 2)(x), np.exp(x.astype(np.float64)), rtol=1e-6)
+    assert len(fallbacks) == 1 and "kernel @chain" in fallbacks[0]
+    fallbacks.clear()
