@@ -523,6 +523,52 @@ def example_model_rows(peers: Peers):
     return rows
 
 
+# name: (width, block of a sequence length); the LLaMA block is a LLaMA-style one 1024 wide
+# with 16 heads, 4 of them for keys and values, and a SwiGLU of 2816.
+DECODERS = {
+    "gpt2 block": (768, lambda blocks, seq: blocks.GPT2Block(768, 12, sdpa=True)),
+    "llama block": (1024, lambda blocks, seq: blocks.LlamaBlock(1024, 16, 4, 2816, seq)),
+}
+
+
+def decoder_rows(peers: Peers, sequences):
+    """The GPT-2 and LLaMA decoder blocks of examples/decoder_blocks.py (batch 1) through
+    torch.export: strata against torch eager and torch.compile (inductor), with strata's
+    import and compile time."""
+    if peers.torch is None:
+        return []
+    torch = peers.torch
+    sys.path.insert(0, str(ROOT / "examples"))
+    import decoder_blocks
+    from strata.frontends.torch import import_module
+
+    rows = []
+    for name, (width, make) in DECODERS.items():
+        for seq in sequences:
+            torch.manual_seed(0)
+            model = make(decoder_blocks, seq).eval()
+            x = torch.randn(1, seq, width)
+            start = time.perf_counter()
+            fn, _ = peers.compile(import_module(model, [x]))
+            compile_s = time.perf_counter() - start
+            xn = x.numpy()
+            with torch.no_grad():
+                expected = model(x).numpy()
+                compiled = torch.compile(model)
+                compiled(x)
+            out = fn(xn)
+            scale = float(np.abs(expected).max())
+            np.testing.assert_allclose(out, expected, rtol=0, atol=1e-4 * scale)
+            calls = {
+                STRATA: partial(fn, xn, out=out),
+                "torch": _no_grad(torch, partial(model, x)),
+                "torch.compile": _no_grad(torch, partial(compiled, x)),
+            }
+            note = f"import+compile {compile_s:.1f} s"
+            rows.append(_row(f"{name} seq {seq}", "ms", 0.0, calls, note))
+    return rows
+
+
 def onnx_model_rows(peers: Peers, names):
     """ONNX model-zoo architectures (the `light` models shipped with onnx): strata against
     onnxruntime on the same file, with strata's import and compile time."""
@@ -615,6 +661,7 @@ def run_all(threads: int, args) -> list:
         "mlp": lambda: gelu_mlp_rows(peers),
         "rows": lambda: row_norm_rows(peers, 1024, 1024),
         "examples": lambda: example_model_rows(peers),
+        "decoders": lambda: decoder_rows(peers, [128] if args.quick else [128, 512]),
         "onnx": lambda: onnx_model_rows(peers, [m for m in args.models.split(",") if m]),
     }
     wanted = args.only.split(",") if args.only else list(sections)
@@ -636,7 +683,8 @@ def main() -> None:
         "--models", default="squeezenet,resnet50", help="light ONNX models (comma-separated)"
     )
     parser.add_argument(
-        "--only", help="comma-separated sections: matmul,conv,ops,chains,mlp,rows,examples,onnx"
+        "--only",
+        help="comma-separated sections: matmul,conv,ops,chains,mlp,rows,examples,decoders,onnx",
     )
     parser.add_argument("--output", help="write the markdown table here")
     args = parser.parse_args()

@@ -99,11 +99,22 @@ class GraphBuilder:
 
     resource_prefix = "weight"
 
+    def __init__(self):
+        # One graph.constant per array and block: an LSTM's weights are used once per step,
+        # and a copy per use made 128 copies of each (900 MB of LLVM IR).
+        self._constants: dict[tuple[int, ir.Block], tuple[np.ndarray, ir.Value]] = {}
+
     def tensor(self, x) -> ir.Value:
-        """The Value of `x`, materializing numpy constants as graph.constant."""
+        """The Value of `x`, materializing numpy constants as graph.constant (once per array
+        in a block)."""
         if isinstance(x, ir.Value):
             return x
-        return constant(np.asarray(x), self.resource_prefix)
+        if not isinstance(x, np.ndarray):
+            return constant(np.asarray(x), self.resource_prefix)
+        key = (id(x), ir.InsertionPoint.current.block)
+        if key not in self._constants:  # the array is kept, so its id is not reused
+            self._constants[key] = (x, constant(x, self.resource_prefix))
+        return self._constants[key][1]
 
     @staticmethod
     def shape(x) -> list[int]:

@@ -156,6 +156,7 @@ class Importer(GraphBuilder):
     resource_prefix = "onnx_weight"
 
     def __init__(self, opset: int):
+        super().__init__()
         self.opset = opset
         self.values: dict = {}
         self.arguments: dict = {}  # block argument -> graph input name

@@ -56,6 +56,20 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
 class _Builder(GraphBuilder):
     resource_prefix = "torch_weight"
 
+    def __init__(self):
+        super().__init__()
+        self._folded: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+    def layout(self, x, key: tuple, compute: Callable[[np.ndarray], np.ndarray]):
+        """A layout change (transpose, reshape) of a parameter, computed at import time and
+        once per parameter and change: `nn.Linear` exports its weight transposed, and at run
+        time that transpose moved 28 MB per call of a GPT-2 block; an LSTM transposes each
+        weight once per step. Values computed at run time get None (build the op)."""
+        if not isinstance(x, np.ndarray):
+            return None
+        found = self._folded.setdefault((id(x), key), (x, np.ascontiguousarray(compute(x))))
+        return found[1]
+
 
 # ----------------------------------------------------------------------------------------------
 # ATen converters: fn(builder, *args, **kwargs) -> value (or tuple of values).
@@ -359,18 +373,24 @@ def _view(b, x, shape):
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         shape[shape.index(-1)] = math.prod(b.shape(x)) // known
-    return b.reshape(x, shape)
+    folded = b.layout(x, ("reshape", *shape), lambda a: a.reshape(shape))
+    return folded if folded is not None else b.reshape(x, shape)
+
+
+def _transposed(b, x, perm: list[int]):
+    folded = b.layout(x, ("transpose", *perm), lambda a: a.transpose(perm))
+    return folded if folded is not None else g.transpose(b.tensor(x), perm=perm)
 
 
 @aten("aten.permute.default")
 def _permute(b, x, dims):
     rank = len(b.shape(x))
-    return g.transpose(b.tensor(x), perm=[d % rank for d in dims])
+    return _transposed(b, x, [d % rank for d in dims])
 
 
 @aten("aten.t.default")
 def _t(b, x):
-    return g.transpose(b.tensor(x), perm=[1, 0]) if len(b.shape(x)) == 2 else x
+    return _transposed(b, x, [1, 0]) if len(b.shape(x)) == 2 else x
 
 
 @aten("aten.transpose.int")
@@ -378,7 +398,7 @@ def _transpose(b, x, dim0, dim1):
     rank = len(b.shape(x))
     perm = list(range(rank))
     perm[dim0 % rank], perm[dim1 % rank] = perm[dim1 % rank], perm[dim0 % rank]
-    return g.transpose(b.tensor(x), perm=perm)
+    return _transposed(b, x, perm)
 
 
 @aten("aten.expand.default")
@@ -422,6 +442,51 @@ def _slice(b, x, dim=0, start=None, end=None, step=1):
     starts, ends, steps = [0] * rank, list(shape), [1] * rank
     starts[dim], ends[dim], steps[dim] = first, last, step
     return g.slice(b.tensor(x), starts=starts, ends=ends, steps=steps)
+
+
+@aten("aten.as_strided.default", "aten.as_strided_copy.default")
+def _as_strided(b, x, size, stride, storage_offset=None, *, source_layout):
+    """`as_strided` over a tensor laid out densely (its dims in some order) is a view of its
+    elements when the result's dims, by decreasing stride, walk one contiguous run of that
+    memory: the elements in memory order, sliced to the run, reshaped and transposed into the
+    result's dims, broadcast along its stride-0 dims (channels-last pooling exports as a
+    mean and such a view). Any other strides read memory as values do not model it."""
+    strides, base_offset = source_layout
+    shape, size, stride = b.shape(x), [int(d) for d in size], [int(d) for d in stride]
+    offset = (base_offset if storage_offset is None else int(storage_offset)) - base_offset
+    described = f"sizes {size}, strides {stride} and offset {offset} over a {shape} tensor"
+    order = _dense_order(shape, strides)
+    live = sorted(
+        (d for d in range(len(size)) if size[d] > 1 and stride[d]), key=lambda d: -stride[d]
+    )
+    run = 1
+    for d in reversed(live):
+        if order is None or stride[d] != run:
+            raise TorchImportError(f"as_strided with {described} is not a view of its elements")
+        run *= size[d]
+    elements = math.prod(shape)
+    if offset < 0 or offset + run > elements:
+        raise TorchImportError(f"as_strided with {described} reads outside its elements")
+    memory = g.transpose(b.tensor(x), perm=order) if order != sorted(order) else x
+    flat = _slice(b, b.reshape(memory, [elements]), 0, offset, offset + run, 1)
+    y = b.reshape(flat, [size[d] for d in live])
+    perm = [live.index(d) for d in sorted(live)]
+    if perm != sorted(perm):
+        y = g.transpose(b.tensor(y), perm=perm)
+    y = b.reshape(y, [size[d] if d in live else 1 for d in range(len(size))])
+    return _expand(b, y, size)
+
+
+def _dense_order(shape: list[int], strides: list[int]) -> list[int] | None:
+    """The dims in memory order (outermost first) when the tensor's elements are dense in
+    memory, each in one place; None when they leave gaps or overlap."""
+    live = sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: -strides[d])
+    step = 1
+    for d in reversed(live):
+        if strides[d] != step:
+            return None
+        step *= shape[d]
+    return [d for d in range(len(shape)) if shape[d] <= 1] + live
 
 
 @aten("aten.select.int")
@@ -621,6 +686,10 @@ def _argument(values, arg):
     return arg
 
 
+# Converters of ops defined on a tensor's memory rather than its values.
+_READS_MEMORY = {"aten.as_strided.default", "aten.as_strided_copy.default"}
+
+
 def _convert_node(builder, values, node):
     if node.op != "call_function":
         raise TorchImportError(f"node '{node.name}': {node.op} nodes are not supported")
@@ -635,6 +704,9 @@ def _convert_node(builder, values, node):
         raise TorchImportError(f"node '{node.name}': ATen op '{target}' is not supported")
     args = _argument(values, node.args)
     kwargs = {k: _argument(values, v) for k, v in node.kwargs.items()}
+    if target in _READS_MEMORY:  # values carry no strides: the source's come from its meta
+        source = node.args[0].meta["val"]
+        kwargs["source_layout"] = (list(source.stride()), source.storage_offset())
     kwargs.pop("device", None)
     kwargs.pop("layout", None)
     kwargs.pop("pin_memory", None)

@@ -262,6 +262,19 @@ def lower_matmul(op):
         init = lb.filled([rows, rhs.shape[1]], out.element_type, zero)
         product = linalg.matmul(flat, op.rhs, outs=[init])
         return lb.expand(product, groups, out.shape) if lhs.rank > 2 else product
+    if lhs.rank == rhs.rank == out.rank >= 3 and same_element and lhs.shape[:-2] == rhs.shape[:-2]:
+        # Batches of matmuls (attention's scores and weighted values, per batch and head):
+        # one linalg.batch_matmul over the batch dims flattened, tiled per batch.
+        batches = math.prod(out.shape[:-2])
+        groups = [list(range(out.rank - 2)), [out.rank - 2], [out.rank - 1]]
+
+        def flat(value, t):
+            shape = [batches, *t.shape[-2:]]
+            return lb.collapse(value, groups, shape) if t.rank > 3 else value
+
+        init = lb.filled([batches, *out.shape[-2:]], out.element_type, zero)
+        product = linalg.batch_matmul(flat(op.lhs, lhs), flat(op.rhs, rhs), outs=[init])
+        return lb.expand(product, groups, out.shape) if out.rank > 3 else product
     init = lb.filled(out.shape, out.element_type, zero)
     # General numpy.matmul: loops are (batch..., [m], [n], k).
     batch = out.rank - (lhs.rank > 1) - (rhs.rank > 1)

@@ -11,9 +11,10 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
 - exp, 2 ulp: reduction by ln 2 (Cephes' two-part constant), a degree-6 minimax polynomial
   in Horner form (six FMAs; under 1 ulp on the reduced range); 2^k from exponent bits
   in two factors, so subnormal results round correctly; inf above 88.72, 0 below -103.97.
-  With fastmath `afn` (softmax's exponentials), results under 2^-126 may be 2^-126 instead
-  and 2^k is one factor: an absolute error under 1.2e-38, 2 ulp elsewhere; with `ninf` (no
-  result overflows, as for softmax's x - max), x is not clamped from above.
+  With fastmath `afn` (softmax's exponentials), results under 2^-126 are 0 (so that no
+  subnormal reaches the products after them) and 2^k is one factor: an absolute error under
+  1.2e-38, 2 ulp elsewhere; with `ninf` (no result overflows, as for softmax's x - max), x
+  is not clamped from above.
 - log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
   subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf.
 - log1p, 3 ulp: log(1 + x) times x / ((1 + x) - 1). `log(1 + x)`, as importers write
@@ -195,11 +196,14 @@ _SMALLEST_NORMAL_EXP = -87.33654  # exp of this is 2^-126
 
 
 def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> ir.Value:
-    """exp(x). `flush_tiny`: results below 2^-126 may be 2^-126 instead (an absolute error
-    under 1.2e-38; softmax's exponentials, whose sum is at least 1); 2^k is then one factor,
-    made from the bits of the rounding sum; in general it is two factors, so that subnormal
-    results round once. `finite`: the result is known not to overflow (x <= 88.7, as fastmath
-    `ninf` promises), so x needs no upper clamp."""
+    """exp(x). `flush_tiny`: results below 2^-126 are 0 (an absolute error under 1.2e-38;
+    softmax's exponentials, whose sum is at least 1); 2^k is then one factor, made from the
+    bits of the rounding sum; in general it is two factors, so that subnormal results round
+    once. Flushed to 0, not kept at 2^-126: normalized by the sum, 2^-126 became a subnormal
+    (every masked score of causal attention), and each product with a subnormal takes a
+    microcode assist on x86 (a GPT-2 block's attention ran 30x slower). `finite`: the result
+    is known not to overflow (x <= 88.7, as fastmath `ninf` promises), so x needs no upper
+    clamp."""
     t = x.type
     # Clamped to where the result is inf (2^128) or rounds to 0 (2^-150 times at most 1.5):
     # the scaling below then overflows and underflows by itself, and NaN stays NaN throughout.
@@ -216,7 +220,8 @@ def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> i
     p = _horner(r, _EXP_COEFFICIENTS)
     if flush_tiny:
         bits = arith.shli(arith.bitcast(_i32(t), shifted), _const(_i32(t), 23))
-        return arith.mulf(p, arith.bitcast(t, bits))
+        tiny = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL_EXP))
+        return arith.select(tiny, _const(t, 0.0), arith.mulf(p, arith.bitcast(t, bits)))
     return _scale(p, arith.fptosi(_i32(t), k))
 
 

@@ -84,7 +84,9 @@ def all_passes() -> dict[str, PassInfo]:
 def _load_all() -> None:
     from . import (  # noqa: F401  (registration on import)
         bool_storage,
+        dedup_kernels,
         elide_result_copies,
+        graph_cse,
         graph_fuse,
         graph_to_linalg,
         graph_verify,

@@ -8,6 +8,8 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   `tile_sizes` are the cache blocks (Mc, Nc, Kc), walked in the loop order `interchange`
   (n, k, m: GotoBLAS's jc, pc, ic); `register_tile` (mr, nr, 1) is the micro-kernel, with
   mr x nr/lanes accumulators in vector registers; `vector_size` is the lanes of one f32 vector.
+  A batched matmul (attention's scores and weighted values) is blocked per batch the same
+  way, unpacked; its `threads` split the batches.
 - `strategy = "elementwise"`: an f32 elementwise chain (comparisons and logic on i1 too),
   vectorized along the innermost dim in `vector_size`-wide steps.
 - `strategy = "rows"`: softmax and the norms (with their prologue): one loop over the rows
@@ -29,6 +31,7 @@ write `tile.config` instead; `read_config` checks what it wrote against CONFIG_K
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from mlir import ir
@@ -137,6 +140,19 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
             blocks = config["tile_sizes"]
             blocks[dim] = tile_size(extent // threads, blocks[dim], unit)
             break
+    return config
+
+
+def _batched_matmul_config(desc, lhs_shape: list[int], n: int) -> dict:
+    """Each batch's matmul blocked and register-tiled as a 2-D one is, unpacked (one batch's
+    operands are small: attention's per head); threads split the batches, whole ones each."""
+    *batch_dims, m, k = lhs_shape
+    batches = math.prod(batch_dims)
+    config = _matmul_config(dataclasses.replace(desc, cores=1), m, n, k)
+    config.pop("pack", None)
+    threads = _threads(desc, batches * m * n * k, batches, 1)
+    if threads > 1:
+        config["threads"] = threads
     return config
 
 
@@ -263,6 +279,8 @@ def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         if lhs.rank >= 2 and rhs.rank == 2:  # lowered as one 2-D matmul over all rows
             m, k, n = math.prod(lhs.shape[:-1]), lhs.shape[-1], rhs.shape[1]
             return _matmul_config(desc, m, n, k) or loops
+        if lhs.rank == rhs.rank >= 3 and lhs.shape[:-2] == rhs.shape[:-2]:
+            return _batched_matmul_config(desc, lhs.shape, rhs.shape[-1])
         return loops
     if kind == "convolution" and root.name == "graph.conv2d":
         return _conv_config(desc, root) or loops

@@ -20,6 +20,7 @@ across the k loop (hoisting), and lowers contractions to outer products (FMAs).
 
 from __future__ import annotations
 
+import math
 import re
 
 from mlir import ir
@@ -27,7 +28,7 @@ from mlir.dialects import arith, linalg, vector
 from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
-from ..diagnostics import DiagnosticCollector, remark
+from ..diagnostics import DiagnosticCollector, remark, source_pos
 from . import linalg_builders as lb
 from .ir_query import defining_op, find_ops, within
 from .registry import PassFailure, register_pass
@@ -406,6 +407,14 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 blocks = script.tile(handle, sizes, config["interchange"])
                 micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
                 script.vectorize_later(micro)
+            elif strategy == "matmul" and op.name == "linalg.batch_matmul":
+                # The threads split the batches; each batch is blocked as a 2-D matmul, its
+                # loops (batch, then the blocks' and the micro-kernels') as there.
+                handle = script.split(script.match(op), config.get("threads", 1), 0, rank=4)
+                order = [0, *(d + 1 for d in config["interchange"])]
+                blocks = script.tile(handle, [1, *config["tile_sizes"]], order)
+                micro = script.tile(blocks, [1, *config["register_tile"]], [0, 2, 1, 3])
+                script.vectorize_later(micro)
         return
     if strategy == "rows":  # --tile-rows made the row loop; cut each row op into vectors
         for op in find_ops(kernel, _structured):
@@ -577,11 +586,32 @@ def _realize(kernel: ir.Operation, config: dict, contractions: bool) -> None:
     _check_vectorizable(kernel)
 
 
+# A vector of more elements than a core has registers for (32 zmm x 16) is spilled whole, and
+# unrolling it into single-vector ops takes the canonicalizer minutes (a whole 2x12x128x64
+# tile of softmax that no row loop cut).
+_MAX_VECTOR_ELEMENTS = 1024
+
+
+def _static_elements(value: ir.Value) -> int:
+    """The elements of a statically shaped value (0 for a scalar or a dynamic shape)."""
+    if not isinstance(value.type, ir.ShapedType) or not ir.ShapedType(value.type).has_static_shape:
+        return 0
+    return math.prod(ir.ShapedType(value.type).shape)
+
+
 def _check_vectorizable(kernel: ir.Operation) -> None:
     """Vectorizes a copy of the kernel's marked ops (on tensors) to learn now, while another
     configuration can still be chosen, whether --tile-vectorize will succeed on its buffers."""
-    if not find_ops(kernel, lambda op: VECTORIZE_ATTR in op.attributes):
+    marked = find_ops(kernel, lambda op: VECTORIZE_ATTR in op.attributes)
+    if not marked:
         return
+    for op in marked:
+        elements = max((_static_elements(v) for v in [*op.operands, *op.results]), default=0)
+        if elements > _MAX_VECTOR_ELEMENTS:
+            where = source_pos(op.location) or op.location
+            raise TransformFailure(
+                f"{op.name} at {where} would be one vector of {elements} elements"
+            )
     scratch = ir.Module.create(kernel.location)
     trial = kernel.clone(ir.InsertionPoint(scratch.body))
     _apply(trial, _VECTORIZE_MARKED.format(attr=VECTORIZE_ATTR).splitlines())

@@ -13,9 +13,11 @@ Each row is then read once from memory and its reductions, exponentials and norm
 run on data in L1; --tile-lower cuts the row ops into vectors. Doing this at the graph level
 (rather than fusing linalg ops into a tiled loop) computes every value of the row once: tile
 and fuse would recompute a producer (the exponentials of softmax) for each of its consumers.
-Operands with the kernel's leading dims are sliced by row; lower-rank operands (a norm's scale
-and bias, scalars) broadcast along rows and are used as they are. Kernels of any other shape
-keep their strategy and are left alone.
+Operands are aligned with the kernel's result as numpy broadcasting aligns them: along each
+leading dim they have the full size (sliced at the row's index) or 1 (a padding mask of
+batch x 1 x 1 x keys, sliced at the batch index only); operands with no leading dims (a norm's
+scale and bias, scalars) are used as they are. Kernels of any other shape keep their strategy
+and are left alone.
 
 With `threads` in the config (--tile-configure sets it when the kernel moves enough memory),
 an scf.forall wraps the loop: each of its `chunks` iterations (`threads` unless given) takes
@@ -39,19 +41,26 @@ from .tile_configure import kernels, read_config
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
-def _row_shaped(value: ir.Value, full: ir.RankedTensorType, leading: int) -> bool | None:
-    """True: the value has the kernel's shape (sliced by row); False: it broadcasts along rows
-    (used whole); None: neither."""
+def _sliced_dims(value: ir.Value, full: ir.RankedTensorType, leading: int) -> list[int] | None:
+    """The leading dims of the kernel whose row index slices `value`. Aligned with the
+    kernel's result as numpy broadcasting aligns them (trailing dims first), each of its dims
+    among the leading ones has the full size (sliced) or 1 (the same for every row, as a
+    padding mask of batch x 1 x 1 x keys is for every head and query); its row dims are used
+    whole. None: the value is not of that form."""
     if not isinstance(value.type, ir.RankedTensorType):
         return None
     t = ir.RankedTensorType(value.type)
-    if t.rank == full.rank and t.shape[:leading] == full.shape[:leading]:
-        return True
-    if t.rank <= full.rank - leading:
-        return False
-    if t.rank == full.rank and all(d == 1 for d in t.shape[:leading]):
-        return False
-    return None
+    skip = full.rank - t.rank
+    if skip < 0:
+        return None
+    sliced = []
+    for dim in range(skip, leading):
+        size = t.shape[dim - skip]
+        if size == full.shape[dim]:
+            sliced.append(dim)
+        elif size != 1:
+            return None
+    return sliced
 
 
 def _row_indices(flat: ir.Value, dims: list[int]) -> list[ir.Value]:
@@ -65,16 +74,18 @@ def _row_indices(flat: ir.Value, dims: list[int]) -> list[ir.Value]:
     return list(reversed(indices))
 
 
-def _slice(value: ir.Value, indices: list[ir.Value]) -> ir.Value:
-    """The row of `value` at `indices` (its leading dims), keeping the rank."""
+def _slice(value: ir.Value, indices: list[ir.Value], sliced: list[int], rank: int) -> ir.Value:
+    """The row of `value` at `indices` (the kernel's leading dims, of a result of `rank`):
+    size 1 along its leading dims, at the row's index where `sliced` says, else at 0."""
     t = ir.RankedTensorType(value.type)
-    row_type = ir.RankedTensorType.get(
-        [1] * len(indices) + list(t.shape[len(indices) :]), t.element_type
-    )
-    rank = row_type.rank
-    offsets = [_DYNAMIC] * len(indices) + [0] * (rank - len(indices))
+    skip = rank - t.rank
+    leading = len(indices)
+    shape = [1 if skip + d < leading else size for d, size in enumerate(t.shape)]
+    dynamic = [indices[skip + d] for d in range(t.rank) if skip + d in sliced]
+    offsets = [_DYNAMIC if skip + d in sliced else 0 for d in range(t.rank)]
+    row_type = ir.RankedTensorType.get(shape, t.element_type)
     return tensor.ExtractSliceOp(
-        row_type, value, indices, [], [], offsets, list(row_type.shape), [1] * rank
+        row_type, value, dynamic, [], [], offsets, shape, [1] * t.rank
     ).result
 
 
@@ -101,7 +112,7 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1) -> None
         return
     produced = {op.results[0] for op in graph_ops}
     inputs = [v for op in graph_ops for v in op.operands if v not in produced]
-    if any(_row_shaped(v, full, leading_count) is None for v in inputs):
+    if any(_sliced_dims(v, full, leading_count) is None for v in inputs):
         return
     leading = list(full.shape[:leading_count])
     if chunks > 1 and leading[0] % chunks:
@@ -144,8 +155,10 @@ class _RowBody:
             rows = {}
             for value in self.inputs:
                 if value not in rows:
-                    sliced = _row_shaped(value, self.full, self.leading_count)
-                    rows[value] = _slice(value, indices) if sliced else value
+                    sliced = _sliced_dims(value, self.full, self.leading_count)
+                    rows[value] = (
+                        _slice(value, indices, sliced, self.full.rank) if sliced else value
+                    )
             for op in self.graph_ops:
                 with op.location:
                     clone = ir.Operation.create(

@@ -9,7 +9,9 @@ ABI the runtime calls, from the JIT or from a shared library.
 from mlir import ir
 
 from ..passes.bool_storage import bool_storage
+from ..passes.dedup_kernels import dedup_kernels
 from ..passes.elide_result_copies import elide_result_copies
+from ..passes.graph_cse import graph_cse
 from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
@@ -19,7 +21,7 @@ from ..passes.math_approximate import math_approximate
 from ..passes.outline_parallel import outline_parallel
 from ..passes.prefetch_rows import prefetch_rows
 from ..passes.streaming_stores import streaming_stores
-from ..passes.tile_configure import tile_configure
+from ..passes.tile_configure import KERNEL_ATTR, tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
 from ..passes.tile_rows import tile_rows
 from ..passes.workspace_buffers import workspace_buffers
@@ -58,6 +60,16 @@ def emit_c_interface(module: ir.Operation) -> None:
             op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
 
 
+def keep_kernels_apart(module: ir.Operation) -> None:
+    """Marks kernels `no_inline`. LLVM would inline a kernel called once into its caller, where
+    its micro-kernel ran at a tenth of its speed (a GPT-2 block's attention, inlined into a
+    main of thousands of values), and a model of hundreds of calls into one function that
+    takes LLVM minutes to optimize; a kernel is work enough that a call costs nothing."""
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "llvm.func" and KERNEL_ATTR in op.attributes:
+            op.attributes["no_inline"] = ir.UnitAttr.get()
+
+
 def _tile_contractions(module: ir.Operation) -> None:
     tile_lower(module, contractions=True)
 
@@ -67,8 +79,10 @@ def pipeline() -> Pipeline:
         "cpu",
         [
             Stage("graph-verify", graph_verify, "check graph semantics"),
+            Stage("graph-cse", graph_cse, "repeated graph ops computed once"),
             Stage("graph-fuse", graph_fuse, "group ops into kernels (functions)"),
             Stage("tile-configure", tile_configure, "tile and vector sizes per kernel"),
+            Stage("dedup-kernels", dedup_kernels, "one function for identical kernels"),
             Stage("tile-rows", tile_rows, "row kernels as loops over rows"),
             Stage("graph-to-linalg", graph_to_linalg, "graph ops to linalg on tensors"),
             Stage("tile-contractions", _tile_contractions, "cache and register tiles"),
@@ -93,6 +107,7 @@ def pipeline() -> Pipeline:
             Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),
             Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),
             Stage("to-llvm", TO_LLVM, "everything to the LLVM dialect"),
+            Stage("keep-kernels-apart", keep_kernels_apart, "kernels are not inlined"),
             Stage("lower-fork-join", lower_fork_join, "forks on POSIX threads"),
         ],
     )

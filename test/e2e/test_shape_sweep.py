@@ -230,3 +230,23 @@ def test_an_unrealizable_config_falls_back_and_computes(rng, fallbacks):
     check(compile_for(UNREALIZABLE, 2)(x), np.exp(x.astype(np.float64)), rtol=1e-6)
     assert len(fallbacks) == 1 and "kernel @chain" in fallbacks[0]
     fallbacks.clear()
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_causal_softmax_is_exactly_zero_where_masked(cores, rng):
+    """Masked scores (-inf) give probabilities of exactly 0, as PyTorch's do, not subnormals:
+    every product of a subnormal in the attention's weighted sum after the softmax takes a
+    microcode assist, and half of a causal mask's entries are masked."""
+    heads, seq = 12, 128
+    x = rng.standard_normal((heads, seq, seq), dtype=np.float32) * 30
+    above = np.triu_indices(seq, 1)
+    x[:, above[0], above[1]] = -np.inf
+    t = tensor_type([heads, seq, seq])
+    text = function(
+        [("x", [heads, seq, seq])],
+        [f'%r = "graph.softmax"(%x) {{axis = 2 : i64}} : ({t}) -> {t}'],
+        [heads, seq, seq],
+    )
+    actual = compile_for(text, cores)(x)
+    np.testing.assert_allclose(actual, softmax(x.astype(np.float64)), rtol=1e-4, atol=1e-6)
+    assert not np.any(actual[:, above[0], above[1]])

@@ -115,3 +115,48 @@ def test_torch_compile_falls_back_to_eager_with_a_warning():
     with pytest.warns(UserWarning, match="running a graph eagerly: .*aten.cumsum"):
         actual = compiled(x)
     np.testing.assert_allclose(actual.numpy(), model(x).numpy(), rtol=1e-6)
+
+
+class Strided(torch.nn.Module):
+    """as_strided over `x + 1`, or over its transpose (the same memory, dims in another
+    order): a view of its elements in the cases below."""
+
+    def __init__(self, size, stride, offset=0, transposed=False):
+        super().__init__()
+        self.size, self.stride, self.offset, self.transposed = size, stride, offset, transposed
+
+    def forward(self, x):
+        y = x + 1
+        y = y.t() if self.transposed else y
+        return torch.as_strided(y, self.size, self.stride, self.offset) * 2
+
+
+@pytest.mark.parametrize(
+    "size,stride,offset,transposed",
+    [
+        ((4, 3), (1, 4), 0, False),  # a transpose
+        ((2, 3, 2), (6, 1, 3), 0, False),  # a reshape, then a transpose
+        ((2, 4), (4, 1), 4, False),  # rows 1 and 2: a slice
+        ((3, 2, 4), (4, 0, 1), 0, False),  # an expand
+        ((3, 4), (4, 1), 0, True),  # the transposed tensor's memory, read in its order
+        ((1, 4, 1, 1), (4, 1, 4, 4), 4, False),  # a pooled channels-last tensor
+    ],
+)
+def test_as_strided_views_match_eager(size, stride, offset, transposed):
+    model, x = Strided(size, stride, offset, transposed), torch.randn(3, 4)
+    fn = strata.compile(import_module(model, (x,)))
+    np.testing.assert_allclose(fn(x.numpy()), eager(model, x), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "size,stride,offset,message",
+    [
+        ((5, 4), (2, 1), 0, "is not a view of its elements"),  # overlapping windows
+        ((3, 2), (4, 2), 0, "is not a view of its elements"),  # every other column
+        ((2, 4), (4, 1), 8, "reads outside its elements"),
+    ],
+)
+def test_as_strided_that_is_no_view_is_refused(size, stride, offset, message):
+    model = Strided(size, stride, offset)
+    with pytest.raises(TorchImportError, match=rf"as_strided with sizes .* {message}"):
+        import_module(model, (torch.randn(3, 4),))

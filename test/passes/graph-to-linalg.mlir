@@ -59,6 +59,20 @@ func.func @matmul_batched(%a: tensor<8x16xf32>, %b: tensor<2x16x4xf32>) -> tenso
 
 // -----
 
+// Batches of matmuls on both sides (attention per batch and head): the batch dims flattened
+// into one linalg.batch_matmul, its result expanded back.
+// CHECK-LABEL: func.func @matmul_heads
+// CHECK: %[[Q:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2], [3]] : tensor<2x3x8x16xf32> into tensor<6x8x16xf32>
+// CHECK: %[[K:.*]] = tensor.collapse_shape %arg1 {{\[}}[0, 1], [2], [3]] : tensor<2x3x16x4xf32> into tensor<6x16x4xf32>
+// CHECK: %[[P:.*]] = linalg.batch_matmul ins(%[[Q]], %[[K]] : tensor<6x8x16xf32>, tensor<6x16x4xf32>) outs(%{{.*}} : tensor<6x8x4xf32>)
+// CHECK: tensor.expand_shape %[[P]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 8, 4] : tensor<6x8x4xf32> into tensor<2x3x8x4xf32>
+func.func @matmul_heads(%q: tensor<2x3x8x16xf32>, %k: tensor<2x3x16x4xf32>) -> tensor<2x3x8x4xf32> {
+  %0 = "graph.matmul"(%q, %k) : (tensor<2x3x8x16xf32>, tensor<2x3x16x4xf32>) -> tensor<2x3x8x4xf32>
+  return %0 : tensor<2x3x8x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @conv_padded_bias
 // CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}

@@ -144,3 +144,16 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
     return %0 : tensor<100x768xf32>
   }
 }
+
+// -----
+
+// Batched matmuls (attention's scores per head) are blocked per batch as 2-D matmuls are,
+// unpacked; the threads split the batches.
+// CORES-LABEL: func.func private @scores_kernel_0
+// CORES-SAME: tile.config = {interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", threads = 2 : i64, tile_sizes = array<i64: 256, 256, 64>, vector_size = 16 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @scores(%q: tensor<12x512x64xf32>, %k: tensor<12x64x512xf32>) -> tensor<12x512x512xf32> {
+    %0 = "graph.matmul"(%q, %k) : (tensor<12x512x64xf32>, tensor<12x64x512xf32>) -> tensor<12x512x512xf32>
+    return %0 : tensor<12x512x512xf32>
+  }
+}

@@ -50,3 +50,27 @@ func.func private @partial_panels(%a: tensor<60x64xf32>, %b: tensor<64x64xf32>) 
   %r = linalg.matmul ins(%a, %b : tensor<60x64xf32>, tensor<64x64xf32>) outs(%c : tensor<60x64xf32>) -> tensor<60x64xf32>
   return %r : tensor<60x64xf32>
 }
+
+// -----
+
+// A row kernel that no row loop cut (tile-rows did not run) would vectorize each of its ops
+// whole, 256 rows of 16 as one vector of 4096 elements (more than the registers hold, and
+// minutes of unrolling): the kernel falls back, here to plain loops.
+// CHECK-LABEL: func.func private @uncut_rows
+// CHECK-SAME: tile.config = {strategy = "loops"}
+// CHECK-NOT: tile.vectorize
+// STRICT: error: tile-lower cannot realize kernel @uncut_rows {{.*}}: linalg.generic at {{.*}} would be one vector of 4096 elements
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+// expected-remark @below {{tile-lower falls back from kernel @uncut_rows (tensor<256x16xf32>) -> tensor<256x16xf32> with tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64} (linalg.generic at}}
+func.func private @uncut_rows(%x: tensor<256x16xf32>) -> tensor<256x16xf32> attributes {
+    tile.kernel = "reduction",
+    tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}} {
+  %e = tensor.empty() : tensor<256x16xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<256x16xf32>) outs(%e : tensor<256x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = math.exp %in : f32
+    linalg.yield %y : f32
+  } -> tensor<256x16xf32>
+  return %r : tensor<256x16xf32>
+}

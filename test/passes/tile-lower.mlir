@@ -257,3 +257,21 @@ func.func private @block_wider_than_share(%a: tensor<100x64xf32>, %b: tensor<64x
   %r = linalg.matmul ins(%a, %b : tensor<100x64xf32>, tensor<64x64xf32>) outs(%c : tensor<100x64xf32>) -> tensor<100x64xf32>
   return %r : tensor<100x64xf32>
 }
+
+// -----
+
+// A batched matmul: the threads split the batches; each batch is blocked and cut into
+// 8 x 32 micro-kernels with a batch of 1, as a 2-D matmul is.
+// MATMUL-LABEL: func.func private @heads
+// MATMUL: scf.forall (%{{.*}}) in (2)
+// MATMUL: linalg.batch_matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<1x8x1xf32>, tensor<1x1x32xf32>) outs(%{{.*}} : tensor<1x8x32xf32>)
+func.func private @heads(%a: tensor<4x16x64xf32>, %b: tensor<4x64x64xf32>) -> tensor<4x16x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", tile_sizes = array<i64: 16, 64, 64>, threads = 2 : i64,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x16x64xf32>, tensor<4x64x64xf32>) outs(%c : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  return %r : tensor<4x16x64xf32>
+}

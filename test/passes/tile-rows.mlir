@@ -39,6 +39,30 @@ func.func @norm(%x: tensor<2x3x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) 
 
 // -----
 
+// A padding mask (batch x 1 x 1 x keys) is the same for every head and query: its row is
+// sliced at the batch index alone. A lower-rank bias (queries x keys) aligns with the last
+// dims, as numpy broadcasting aligns it: it is sliced at the query index.
+// CHECK-LABEL: func.func private @masked_kernel_0
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c24 step
+// CHECK: %[[Q:.*]] = arith.remui %[[I]], %c4
+// CHECK: %[[R:.*]] = arith.divui %[[I]], %c4
+// CHECK: %[[H:.*]] = arith.remui %[[R]], %c3
+// CHECK: %[[R2:.*]] = arith.divui %[[R]], %c3
+// CHECK: %[[B:.*]] = arith.remui %[[R2]], %c2
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[Q]], 0] [1, 1, 1, 16] [1, 1, 1, 1]
+// CHECK: %[[MASK:.*]] = tensor.extract_slice %arg1[%[[B]], 0, 0, 0] [1, 1, 1, 16] [1, 1, 1, 1] : tensor<2x1x1x16xf32> to tensor<1x1x1x16xf32>
+// CHECK: %[[BIAS:.*]] = tensor.extract_slice %arg2[%[[Q]], 0] [1, 16] [1, 1] : tensor<4x16xf32> to tensor<1x16xf32>
+// CHECK: %[[A:.*]] = "graph.add"(%[[ROW]], %[[MASK]])
+// CHECK: "graph.add"(%[[A]], %[[BIAS]]) : (tensor<1x1x1x16xf32>, tensor<1x16xf32>)
+func.func @masked(%x: tensor<2x3x4x16xf32>, %mask: tensor<2x1x1x16xf32>, %bias: tensor<4x16xf32>) -> tensor<2x3x4x16xf32> {
+  %0 = "graph.add"(%x, %mask) : (tensor<2x3x4x16xf32>, tensor<2x1x1x16xf32>) -> tensor<2x3x4x16xf32>
+  %1 = "graph.add"(%0, %bias) : (tensor<2x3x4x16xf32>, tensor<4x16xf32>) -> tensor<2x3x4x16xf32>
+  %2 = "graph.softmax"(%1) {axis = 3 : i64} : (tensor<2x3x4x16xf32>) -> tensor<2x3x4x16xf32>
+  return %2 : tensor<2x3x4x16xf32>
+}
+
+// -----
+
 // A softmax over another axis than the last is not a row kernel: left as it is.
 // CHECK-LABEL: func.func private @columns_kernel_0
 // CHECK-SAME: tile.config = {strategy = "loops"}

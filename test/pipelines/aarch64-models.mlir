@@ -8,6 +8,7 @@
 // ELF: Class: ELF64
 // ELF: Machine: AArch64
 
-// The matmul micro-kernels: NEON FMAs on 4-lane vectors.
-// ASM: main:
+// The matmul micro-kernels: NEON FMAs on 4-lane vectors, in the kernels (not inlined into
+// main).
+// ASM: main_kernel_{{[0-9]+}}:
 // ASM: fmla v{{[0-9]+}}.4s, v{{[0-9]+}}.4s, v{{[0-9]+}}.s[{{[0-3]}}]

@@ -20,10 +20,12 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 def test_cpu_pipeline_has_named_stages():
     names = pipelines.get("cpu").names()
-    assert names[:5] == [
+    assert names[:7] == [
         "graph-verify",
+        "graph-cse",
         "graph-fuse",
         "tile-configure",
+        "dedup-kernels",
         "tile-rows",
         "graph-to-linalg",
     ]
@@ -80,10 +82,12 @@ def test_dump_dir(tmp_path):
     pipelines.get("cpu").until("graph-to-linalg").run(module, dump_dir=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "00-graph-verify.mlir",
-        "01-graph-fuse.mlir",
-        "02-tile-configure.mlir",
-        "03-tile-rows.mlir",
-        "04-graph-to-linalg.mlir",
+        "01-graph-cse.mlir",
+        "02-graph-fuse.mlir",
+        "03-tile-configure.mlir",
+        "04-dedup-kernels.mlir",
+        "05-tile-rows.mlir",
+        "06-graph-to-linalg.mlir",
     ]
 
 
