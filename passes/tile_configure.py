@@ -128,18 +128,24 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     # (a transformer's linear layers on a short sequence) splits N first: each thread then
     # reads only its own columns of the packed B, the larger operand (64x1024 @ 1024x4096 on
     # 2 threads: 102 -> 104-113 GFLOP/s).
-    rows, cols = (mc, nc) if packed else (mr, nr)
-    order = [(1, n, cols), (0, m, rows)] if packed and m < n else [(0, m, rows), (1, n, cols)]
-    for dim, extent, unit in order:
-        threads = _threads(desc, m * n * k, extent, unit)
-        if threads > 1:
-            config["threads"] = threads
-            config["thread_dim"] = dim
-            # Each thread's share is cut into blocks of its own: a block wider than the share
-            # leaves every tile inside it of a dynamic size, which does not vectorize.
-            blocks = config["tile_sizes"]
-            blocks[dim] = tile_size(extent // threads, blocks[dim], unit)
-            break
+    # Each thread's share is cut into blocks of its own (a block wider than the share leaves
+    # every tile inside it of a dynamic size, which does not vectorize); packed panels need
+    # whole blocks, so a share that no block divides is not split that way (2304 columns of
+    # QKV on 2 threads: blocks of 192, not 256).
+    order = [(1, n), (0, m)] if packed and m < n else [(0, m), (1, n)]
+    blocks, micro = config["tile_sizes"], (mr, nr)
+    for dim, extent in order:
+        threads = _threads(desc, m * n * k, extent, micro[dim])
+        if threads <= 1:
+            continue
+        share = extent // threads
+        block = tile_size(share, blocks[dim], micro[dim])
+        if packed and share % block:
+            continue
+        blocks[dim] = block
+        config["threads"] = threads
+        config["thread_dim"] = dim
+        break
     return config
 
 

@@ -157,3 +157,17 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
     return %0 : tensor<12x512x512xf32>
   }
 }
+
+// -----
+
+// GPT-2's QKV projection on 2 cores: 2304 columns are 1152 per thread, which 256-wide packed
+// blocks do not divide; the blocks become 192 wide, so the threads still split N.
+// CORES-LABEL: func.func private @qkv_kernel_0
+// CORES-SAME: pack = 4 : i64
+// CORES-SAME: thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 128, 192, 128>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @qkv(%x: tensor<128x768xf32>, %w: tensor<768x2304xf32>) -> tensor<128x2304xf32> {
+    %0 = "graph.matmul"(%x, %w) : (tensor<128x768xf32>, tensor<768x2304xf32>) -> tensor<128x2304xf32>
+    return %0 : tensor<128x2304xf32>
+  }
+}
