@@ -686,6 +686,46 @@ def _argument(values, arg):
     return arg
 
 
+# Ops whose result from constants the converters compute themselves, once per parameter.
+_LAYOUT_OPS = {
+    "aten.view.default",
+    "aten._unsafe_view.default",
+    "aten.reshape.default",
+    "aten.permute.default",
+    "aten.t.default",
+    "aten.transpose.int",
+}
+_FOLD_LIMIT = 1 << 22  # elements: larger results of constants are computed at run time
+
+
+def _fold_constant(node, target: str, args, kwargs) -> np.ndarray | None:
+    """An op whose operands are all known at import time (a causal mask built from aranges
+    and comparisons) is computed by PyTorch itself, with its exact semantics, and becomes a
+    constant: no kernel computes it at run time (the 512 x 512 mask of a GPT-2 block, scalar
+    because of its i64 operands, took 1.3 ms a call). Random ops are never folded."""
+    if target in _LAYOUT_OPS or target in _READS_MEMORY:
+        return None
+    operands = [*_flatten(list(args)), *_flatten(list(kwargs.values()))]
+    if any(isinstance(v, (ir.Value, _Unsupported)) for v in operands):
+        return None
+    result = node.meta.get("val")
+    if not isinstance(result, torch.Tensor) or result.numel() > _FOLD_LIMIT:
+        return None
+    if torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
+        return None
+
+    def to_torch(value):
+        if isinstance(value, np.ndarray):
+            return torch.from_numpy(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(to_torch(v) for v in value)
+        return value
+
+    with torch.no_grad():
+        computed = node.target(*to_torch(args), **{k: to_torch(v) for k, v in kwargs.items()})
+    return _to_numpy(computed) if isinstance(computed, torch.Tensor) else None
+
+
 # Converters of ops defined on a tensor's memory rather than its values.
 _READS_MEMORY = {"aten.as_strided.default", "aten.as_strided_copy.default"}
 
@@ -704,6 +744,9 @@ def _convert_node(builder, values, node):
         raise TorchImportError(f"node '{node.name}': ATen op '{target}' is not supported")
     args = _argument(values, node.args)
     kwargs = {k: _argument(values, v) for k, v in node.kwargs.items()}
+    folded = _fold_constant(node, target, args, kwargs)
+    if folded is not None:
+        return folded
     if target in _READS_MEMORY:  # values carry no strides: the source's come from its meta
         source = node.args[0].meta["val"]
         kwargs["source_layout"] = (list(source.stride()), source.storage_offset())

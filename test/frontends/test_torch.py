@@ -160,3 +160,21 @@ def test_as_strided_that_is_no_view_is_refused(size, stride, offset, message):
     model = Strided(size, stride, offset)
     with pytest.raises(TorchImportError, match=rf"as_strided with sizes .* {message}"):
         import_module(model, (torch.randn(3, 4),))
+
+
+class CausalScores(torch.nn.Module):
+    """A causal mask built from aranges and comparisons, as exported attention builds it."""
+
+    def forward(self, scores):
+        t = scores.shape[-1]
+        rows, cols = torch.arange(t)[:, None], torch.arange(t)[None, :]
+        mask = torch.where(cols <= rows, 0.0, float("-inf"))
+        return torch.softmax(scores + mask, dim=-1)
+
+
+def test_ops_on_constants_are_computed_at_import():
+    """The mask is computed by PyTorch at import time: one constant, no i64 ops left."""
+    model, x = CausalScores(), torch.randn(2, 16, 16)
+    module = import_module(model, (x,))
+    assert "xi64>" not in str(module) and '"graph.less_equal"' not in str(module)
+    np.testing.assert_allclose(strata.compile(module)(x.numpy()), eager(model, x), rtol=1e-6)
