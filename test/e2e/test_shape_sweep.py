@@ -79,6 +79,20 @@ def test_linear_layer(m, k, n, activation, cores):
     check(compile_for(text, cores)(x, w, bias), expected)
 
 
+# The layers of GPT-2- and BERT-sized models (and awkward ones) that did not compile when M was
+# short and the threads split N: matmul + bias + GELU over this grid.
+LAYER_ROWS = [1, 7, 64, 100, 128, 129, 512]
+LAYER_WIDTHS = [(256, 768), (768, 256), (256, 1024), (1024, 256), (512, 512), (384, 1000)]
+LAYER_WIDTHS += [(768, 3072), (127, 65)]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("k,n", LAYER_WIDTHS)
+@pytest.mark.parametrize("m", LAYER_ROWS)
+def test_transformer_linear_layer(m, k, n, cores):
+    test_linear_layer(m, k, n, "gelu", cores)
+
+
 BATCHED = [
     (12, 128, 64, 128),  # attention scores, 12 heads
     (12, 128, 128, 64),  # attention-weighted values
