@@ -443,10 +443,13 @@ class BatchNormOp(Graph.Operation, name="batch_norm"):
 
 
 class SoftmaxOp(Graph.Operation, name="softmax"):
-    """exp(x - max) / sum(exp(x - max)) along `axis` (numerically stable)."""
+    """exp(x - max) / sum(exp(x - max)) along `axis` (numerically stable). With `safe`, a
+    row whose inputs are all -inf gives 0 rather than NaN (PyTorch's `_safe_softmax`, which
+    `scaled_dot_product_attention` uses for a query that may attend to no key)."""
 
     input: Operand
     axis: IntAttr = -1
+    safe: BoolAttr = False
     result: Result
 
     @staticmethod

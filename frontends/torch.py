@@ -331,6 +331,12 @@ def _softmax(b, x, dim, *args):
     return g.softmax(x, axis=dim % len(b.shape(x)))
 
 
+@aten("aten._safe_softmax.default")
+def _safe_softmax(b, x, dim, dtype=None):
+    x = b.tensor(x) if dtype is None else b.tensor(_to_copy(b, x, dtype=dtype))
+    return g.softmax(x, axis=dim % len(b.shape(x)), safe=True)
+
+
 @aten("aten._log_softmax.default", "aten.log_softmax.int")
 def _log_softmax(b, x, dim, *args):
     x = b.tensor(x)
@@ -571,9 +577,15 @@ class _Unsupported:
 
 
 def export(module: torch.nn.Module, example_inputs: Sequence) -> torch.export.ExportedProgram:
+    """torch.export to core ATen, but `_safe_softmax` (scaled_dot_product_attention's) kept
+    whole: decomposed, its guard for rows of -inf is an i1 row reduction that runs as a scalar
+    loop over every score (9% of a GPT-2 block at sequence 512); graph.softmax has it as
+    `safe`."""
     with torch.no_grad():
         program = torch.export.export(module, tuple(example_inputs), strict=False)
-    return program.run_decompositions()
+    table = torch.export.default_decompositions()
+    del table[torch.ops.aten._safe_softmax.default]
+    return program.run_decompositions(table)
 
 
 def import_module(
@@ -739,14 +751,14 @@ def _convert_node(builder, values, node):
     target = str(node.target)
     if target.startswith("aten._assert") or target == "aten.sym_constrain_range_for_size.default":
         return None
+    args = _argument(values, node.args)
+    kwargs = {k: _argument(values, v) for k, v in node.kwargs.items()}
+    folded = _fold_constant(node, target, args, kwargs)  # any op, converted or not
+    if folded is not None:
+        return folded
     convert = ATEN.get(target)
     if convert is None:
         raise TorchImportError(f"node '{node.name}': ATen op '{target}' is not supported")
-    args = _argument(values, node.args)
-    kwargs = {k: _argument(values, v) for k, v in node.kwargs.items()}
-    folded = _fold_constant(node, target, args, kwargs)
-    if folded is not None:
-        return folded
     if target in _READS_MEMORY:  # values carry no strides: the source's come from its meta
         source = node.args[0].meta["val"]
         kwargs["source_layout"] = (list(source.stride()), source.storage_offset())

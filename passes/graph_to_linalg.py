@@ -419,7 +419,9 @@ def lower_batch_norm(op):
     )
 
 
-def softmax(x: ir.Value, axis: int) -> ir.Value:
+def softmax(x: ir.Value, axis: int, safe: bool = False) -> ir.Value:
+    """`safe`: rows whose maximum is -inf (all of them -inf) are 0, selected in the
+    normalization (their exponentials are NaN)."""
     t = lb.ranked(x)
     full = list(range(t.rank))
     kept = [i for i in full if i != axis]
@@ -439,12 +441,26 @@ def softmax(x: ir.Value, axis: int) -> ir.Value:
         ),
     )
     total = lb.reduce(shifted, [axis], lb.scalar(element, 0), add)
+    inverse = once_per_row(linalg.reciprocal, total)
+    if not safe:
+        return lb.generic(
+            [shifted, inverse],
+            lb.empty(t.shape, element),
+            [full, kept, full],
+            [lb.PARALLEL] * t.rank,
+            lambda e, inverse, _: arith.mulf(e, inverse),
+        )
+
+    def normalize(e, inverse, m, _):
+        masked = arith.cmpf(arith.CmpFPredicate.OEQ, m, const(m, float("-inf")))
+        return arith.select(masked, const(e, 0.0), arith.mulf(e, inverse))
+
     return lb.generic(
-        [shifted, once_per_row(linalg.reciprocal, total)],
+        [shifted, inverse, peak],
         lb.empty(t.shape, element),
-        [full, kept, full],
+        [full, kept, kept, full],
         [lb.PARALLEL] * t.rank,
-        lambda e, inverse, _: arith.mulf(e, inverse),
+        normalize,
     )
 
 
@@ -458,7 +474,7 @@ def once_per_row(named_op, reduced: ir.Value) -> ir.Value:
 
 @lowering("softmax")
 def lower_softmax(op):
-    return softmax(op.input, normalize_axis(op.axis, _out(op).rank))
+    return softmax(op.input, normalize_axis(op.axis, _out(op).rank), safe=op.safe)
 
 
 def _mean_over(x: ir.Value, axes: list[int], count: int, plus: float = 0.0) -> ir.Value:

@@ -178,3 +178,24 @@ def test_ops_on_constants_are_computed_at_import():
     module = import_module(model, (x,))
     assert "xi64>" not in str(module) and '"graph.less_equal"' not in str(module)
     np.testing.assert_allclose(strata.compile(module)(x.numpy()), eager(model, x), rtol=1e-6)
+
+
+class MaskedAttention(torch.nn.Module):
+    """scaled_dot_product_attention with a boolean mask under which query 0 sees no key:
+    PyTorch's safe softmax gives that query zeros (graph.softmax with `safe`), not NaN."""
+
+    def forward(self, q, k, v):
+        rows, cols = torch.arange(q.shape[-2])[:, None], torch.arange(k.shape[-2])[None, :]
+        mask = (cols <= rows) & (rows > 0)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def test_attention_rows_that_see_no_key_are_zero():
+    q, k, v = (torch.randn(2, 4, 32, 16) for _ in range(3))
+    module = import_module(MaskedAttention(), (q, k, v))
+    assert "safe = true" in str(module)
+    with torch.no_grad():
+        expected = MaskedAttention()(q, k, v).numpy()
+    actual = strata.compile(module)(q.numpy(), k.numpy(), v.numpy())
+    assert not np.isnan(actual).any() and not actual[:, :, 0].any()
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)

@@ -119,6 +119,22 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// A safe softmax gives 0 for a row whose maximum is -inf (every input -inf), selected in the
+// normalization.
+// CHECK-LABEL: func.func @safe_softmax
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.reciprocal
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[MAX]] : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[NONE:.*]] = arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[P:.*]] = arith.mulf
+// CHECK: arith.select %[[NONE]], %{{.*}}, %[[P]] : f32
+func.func @safe_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64, safe = true} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reshape_and_keepdims
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [6, 4] : tensor<24xf32> into tensor<6x4xf32>

@@ -87,8 +87,10 @@ func.func @vision(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6
 func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %g2: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
   // CHECK: "graph.softmax"({{.*}}) {axis = -1 : i64}
   %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  // CHECK: "graph.softmax"({{.*}}) {axis = -1 : i64, safe = true}
+  %s = "graph.softmax"(%0) {axis = -1 : i64, safe = true} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   // CHECK: "graph.layer_norm"({{.*}}) {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
-  %1 = "graph.layer_norm"(%0, %g, %g) {axis = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  %1 = "graph.layer_norm"(%s, %g, %g) {axis = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
   // CHECK: "graph.layer_norm"({{.*}}) {axis = 1 : i64
   %2 = "graph.layer_norm"(%1, %g2, %g2) {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
   // CHECK: "graph.rms_norm"
