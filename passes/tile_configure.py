@@ -17,6 +17,10 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   with short sequences: one loop over (batch, head) pairs, each computed in vectors.
 - `strategy = "loops"`: anything else, lowered to plain loops.
 
+On GPU targets (nvvm, rocdl) the strategies are `gpu_matmul`, `gpu_elementwise` and
+`gpu_rows`, with keys of their own (block and warp tiles, stages, the matrix unit, threads a
+block): gpu_tiles.py states them and how they are chosen.
+
 `threads` (with `thread_dim`) splits a matmul's M or N, an elementwise chain's outer dim or a
 row kernel's first row dim into that many equal chunks run in parallel: for a matmul when it
 has 2^24 flops per thread, for memory-bound kernels when they move 512 KiB per thread. Memory-
@@ -37,6 +41,7 @@ import math
 from mlir import ir
 
 from ..dialects import target as targets
+from . import gpu_tiles
 from .graph_fuse import ELEMENTWISE
 from .registry import PassFailure, register_pass
 
@@ -267,12 +272,42 @@ def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
 
 
 def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
+    by_kind = {"cpu": _cpu_config, "nvvm": _gpu_config, "rocdl": _gpu_config}
+    choose = by_kind.get(desc.kind)
+    return choose(kernel, desc) if choose else {"strategy": "loops"}
+
+
+_GPU_TYPES = ("f32", "f16", "bf16")
+
+
+def _gpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
+    kind = ir.StringAttr(kernel.attributes[KERNEL_ATTR]).value
+    ops = _graph_ops(kernel)
+    loops = {"strategy": "loops"}
+    if not all(shaped_of(v, _GPU_TYPES) for op in ops for v in [*op.operands, *op.results]):
+        return loops
+    anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
+    root = anchors[0] if anchors else ops[0]
+    result = ir.RankedTensorType(root.results[0].type)
+    if kind == "elementwise":
+        return gpu_tiles.elementwise_config(result.element_type, list(result.shape))
+    if kind == "contraction":
+        lhs, rhs = (ir.RankedTensorType(v.type) for v in root.operands)
+        if lhs.element_type != rhs.element_type or lhs.rank < 2 or rhs.rank < 2:
+            return loops
+        m = math.prod(lhs.shape[:-1]) if rhs.rank == 2 else lhs.shape[-2]
+        return gpu_tiles.matmul_config(desc, m, rhs.shape[-1], lhs.shape[-1], lhs.element_type)
+    if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm") and result.rank:
+        row = math.prod(result.shape[_row_start(root) :])
+        return gpu_tiles.rows_config(desc, result.element_type, row)
+    return loops
+
+
+def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     kind = ir.StringAttr(kernel.attributes[KERNEL_ATTR]).value
     ops = _graph_ops(kernel)
     values = [v for op in ops for v in [*op.operands, *op.results]]
     loops = {"strategy": "loops"}
-    if desc.kind != "cpu":
-        return loops
     buffers = len(kernel.regions[0].blocks[0].arguments) + 1  # the inputs and the result
     if kind == "elementwise" and all(shaped_of(v, LANE_TYPES) for v in values):
         # Comparisons and logic vectorize like the f32 chains.
@@ -358,8 +393,15 @@ CONFIG_KEYS = {
     "chunks": int,
     "pack": int,
     "im2col": int,
+    # GPU strategies (gpu_tiles.py)
+    "block_tile": list,
+    "warp_tile": list,
+    "stages": int,
+    "mma": str,
+    "block_threads": int,
+    "rows_per_block": int,
 }
-STRATEGIES = ("loops", "elementwise", "matmul", "rows")
+STRATEGIES = ("loops", "elementwise", "matmul", "rows", "gpu_matmul", "gpu_elementwise", "gpu_rows")
 _KIND_NAMES = {str: "a string", list: "an array<i64: ...>", int: "an integer"}
 
 
@@ -409,9 +451,14 @@ def _config_problem(config: dict, rank: int) -> str | None:
         return f"'{CONFIG_ATTR}' threads, chunks, vector_size and pack must be positive"
     required = {"elementwise": ["tile_sizes"], "rows": ["tile_sizes"]}
     required["matmul"] = ["tile_sizes", "interchange", "register_tile"]
+    required["gpu_matmul"] = ["block_tile", "warp_tile", "stages", "mma"]
+    required["gpu_elementwise"] = ["block_threads", "vector_size"]
+    required["gpu_rows"] = ["block_threads", "rows_per_block", "vector_size"]
     missing = [k for k in required.get(strategy, []) if k not in config]
     if missing:
         return f"'{CONFIG_ATTR}' strategy '{strategy}' needs {', '.join(missing)}"
+    if strategy.startswith("gpu_"):
+        return gpu_tiles.config_problem(config)
     sizes, dims = config.get("tile_sizes", []), 3 if strategy == "matmul" else rank
     if strategy != "loops" and (len(sizes) != dims or any(t < 0 for t in sizes)):
         return f"'{CONFIG_ATTR}' tile_sizes must be {dims} non-negative sizes, got {sizes}"

@@ -9,7 +9,7 @@ func.func private @threads_array(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attri
 
 // -----
 
-// expected-error @+1 {{'tile.config' has no key 'tiles' (strategy, tile_sizes, interchange, register_tile, vector_size, threads, thread_dim, chunks, pack, im2col)}}
+// expected-error @+1 {{'tile.config' has no key 'tiles' (strategy, tile_sizes, interchange, register_tile, vector_size, threads, thread_dim, chunks, pack, im2col, block_tile, warp_tile, stages, mma, block_threads, rows_per_block)}}
 func.func private @unknown_key(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tiles = array<i64: 1, 0>}} {
   %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
@@ -17,7 +17,7 @@ func.func private @unknown_key(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attribu
 
 // -----
 
-// expected-error @+1 {{'tile.config' strategy must be one of loops, elementwise, matmul, rows}}
+// expected-error @+1 {{'tile.config' strategy must be one of loops, elementwise, matmul, rows, gpu_matmul, gpu_elementwise, gpu_rows}}
 func.func private @strategy(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "columns", tile_sizes = array<i64: 1, 0>}} {
   %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
@@ -59,6 +59,30 @@ func.func private @register_tile(%a: tensor<8x64xf32>, %b: tensor<64x32xf32>) ->
 
 // expected-error @+1 {{'tile.config' threads, chunks, vector_size and pack must be positive}}
 func.func private @no_chunks(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, threads = 2 : i64, chunks = 0 : i64}} {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' warp_tile [48, 64] must divide the block tile [128, 128]}}
+func.func private @gpu_warps(%a: tensor<256x64xf16>, %b: tensor<64x256xf16>) -> tensor<256x256xf32> attributes {tile.kernel = "contraction", tile.config = {strategy = "gpu_matmul", block_tile = array<i64: 128, 128, 32>, warp_tile = array<i64: 48, 64>, stages = 3 : i64, mma = "mma.sync"}} {
+  %0 = "graph.matmul"(%a, %b) : (tensor<256x64xf16>, tensor<64x256xf16>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' mma must be one of wgmma, mma.sync, simt}}
+func.func private @gpu_unit(%a: tensor<256x64xf16>, %b: tensor<64x256xf16>) -> tensor<256x256xf32> attributes {tile.kernel = "contraction", tile.config = {strategy = "gpu_matmul", block_tile = array<i64: 128, 128, 32>, warp_tile = array<i64: 64, 64>, stages = 3 : i64, mma = "hmma"}} {
+  %0 = "graph.matmul"(%a, %b) : (tensor<256x64xf16>, tensor<64x256xf16>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' strategy 'gpu_rows' needs rows_per_block}}
+func.func private @gpu_rows(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "gpu_rows", block_threads = 256 : i64, vector_size = 4 : i64}} {
   %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
 }

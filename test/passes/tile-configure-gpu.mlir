@@ -1,0 +1,70 @@
+// RUN: strata-opt %s --target=nvvm:sm_80 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=SM80
+// RUN: strata-opt %s --target=nvvm:sm_90a --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=SM90A
+
+// GPU configurations come from the target's facts (matrix instructions, shared memory, SM
+// count, warp size); the tiles are those measured best on an H200 (passes/gpu_tiles.py).
+
+// f16 x f16 -> f32 at 4096^3: on sm_80, mma.sync in 128x128x32 blocks of 4 warps (64x64
+// each), 3 stages (the 48 KiB of static shared memory); on sm_90a, wgmma in 128x128x64 blocks
+// of one warpgroup, 4 TMA stages in dynamic shared memory. 16-byte accesses: 8 halves.
+// SM80-LABEL: func.func private @large_f16_kernel_0
+// SM80-SAME: tile.config = {block_tile = array<i64: 128, 128, 32>, mma = "mma.sync", stages = 3 : i64, strategy = "gpu_matmul", vector_size = 8 : i64, warp_tile = array<i64: 64, 64>}
+// SM90A-LABEL: func.func private @large_f16_kernel_0
+// SM90A-SAME: tile.config = {block_tile = array<i64: 128, 128, 64>, mma = "wgmma", stages = 4 : i64, strategy = "gpu_matmul", vector_size = 8 : i64, warp_tile = array<i64: 64, 128>}
+func.func @large_f16(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<4096x4096xf32>
+  return %0 : tensor<4096x4096xf32>
+}
+
+// -----
+
+// At 1024^2, 128x128 tiles are 64 blocks for 108 SMs: sm_80 takes 64x64 tiles (4 warps of
+// 32x32) to fill them; bf16 as f16.
+// SM80-LABEL: func.func private @small_bf16_kernel_0
+// SM80-SAME: tile.config = {block_tile = array<i64: 64, 64, 32>, mma = "mma.sync", stages = 3 : i64, strategy = "gpu_matmul", vector_size = 8 : i64, warp_tile = array<i64: 32, 32>}
+// SM90A-LABEL: func.func private @small_bf16_kernel_0
+// SM90A-SAME: mma = "wgmma"
+func.func @small_bf16(%a: tensor<1024x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tensor<1024x1024xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
+}
+
+// -----
+
+// f32 has no tensor-core path by default: FMAs (simt) in 64x64x16 blocks, 2 stages.
+// SM80-LABEL: func.func private @f32_kernel_0
+// SM80-SAME: tile.config = {block_tile = array<i64: 64, 64, 16>, mma = "simt", stages = 2 : i64, strategy = "gpu_matmul", vector_size = 4 : i64, warp_tile = array<i64: 32, 32>}
+// SM90A-LABEL: func.func private @f32_kernel_0
+// SM90A-SAME: mma = "simt"
+func.func @f32(%a: tensor<512x256xf32>, %b: tensor<256x1024xf32>) -> tensor<512x1024xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<512x256xf32>, tensor<256x1024xf32>) -> tensor<512x1024xf32>
+  return %0 : tensor<512x1024xf32>
+}
+
+// -----
+
+// Elementwise chains: 256 threads a block, a 16-byte vector a thread (4 f32, 8 f16), in
+// whole vectors along the rows (1000 = 250 x 4).
+// SM80-LABEL: func.func private @chain_kernel_0
+// SM80-SAME: tile.config = {block_threads = 256 : i64, strategy = "gpu_elementwise", vector_size = 4 : i64}
+// SM80-LABEL: func.func private @chain_kernel_1
+// SM80-SAME: tile.config = {block_threads = 256 : i64, strategy = "gpu_elementwise", vector_size = 8 : i64}
+func.func @chain(%x: tensor<1024x1000xf32>, %y: tensor<64x4096xf16>) -> (tensor<1024x1000xf32>, tensor<64x4096xf16>) {
+  %0 = "graph.tanh"(%x) : (tensor<1024x1000xf32>) -> tensor<1024x1000xf32>
+  %1 = "graph.relu"(%y) : (tensor<64x4096xf16>) -> tensor<64x4096xf16>
+  return %0, %1 : tensor<1024x1000xf32>, tensor<64x4096xf16>
+}
+
+// -----
+
+// Rows a warp covers in 8 vectors a lane (768 f32) take a warp each, 8 rows a block; a
+// 32768-wide row takes a block of 1024 threads.
+// SM80-LABEL: func.func private @rows_kernel_0
+// SM80-SAME: tile.config = {block_threads = 256 : i64, rows_per_block = 8 : i64, strategy = "gpu_rows", vector_size = 4 : i64}
+// SM80-LABEL: func.func private @rows_kernel_1
+// SM80-SAME: tile.config = {block_threads = 1024 : i64, rows_per_block = 1 : i64, strategy = "gpu_rows", vector_size = 4 : i64}
+func.func @rows(%x: tensor<512x768xf32>, %y: tensor<8x32768xf32>) -> (tensor<512x768xf32>, tensor<8x32768xf32>) {
+  %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<512x768xf32>) -> tensor<512x768xf32>
+  %1 = "graph.softmax"(%y) {axis = 1 : i64} : (tensor<8x32768xf32>) -> tensor<8x32768xf32>
+  return %0, %1 : tensor<512x768xf32>, tensor<8x32768xf32>
+}
