@@ -586,7 +586,8 @@ def _realize(kernel: ir.Operation, config: dict, contractions: bool) -> None:
     _check_vectorizable(kernel)
 
 
-# A vector of more elements than a core has registers for (32 zmm x 16) is spilled whole, and
+# The largest vector a configuration asks for is a 32 x 32 tile of attention scores (1024
+# elements, two zmm registers a row). Anything larger was never meant: it spills whole, and
 # unrolling it into single-vector ops takes the canonicalizer minutes (a whole 2x12x128x64
 # tile of softmax that no row loop cut).
 _MAX_VECTOR_ELEMENTS = 1024
