@@ -442,25 +442,20 @@ def softmax(x: ir.Value, axis: int, safe: bool = False) -> ir.Value:
     )
     total = lb.reduce(shifted, [axis], lb.scalar(element, 0), add)
     inverse = once_per_row(linalg.reciprocal, total)
-    if not safe:
-        return lb.generic(
-            [shifted, inverse],
-            lb.empty(t.shape, element),
-            [full, kept, full],
-            [lb.PARALLEL] * t.rank,
-            lambda e, inverse, _: arith.mulf(e, inverse),
-        )
+    operands, maps = (
+        ([shifted, inverse, peak], [full, kept, kept])
+        if safe
+        else ([shifted, inverse], [full, kept])
+    )
 
-    def normalize(e, inverse, m, _):
-        masked = arith.cmpf(arith.CmpFPredicate.OEQ, m, const(m, float("-inf")))
+    def normalize(e, inverse, *rest):
+        if not safe:
+            return arith.mulf(e, inverse)
+        masked = arith.cmpf(arith.CmpFPredicate.OEQ, rest[0], const(e, float("-inf")))
         return arith.select(masked, const(e, 0.0), arith.mulf(e, inverse))
 
     return lb.generic(
-        [shifted, inverse, peak],
-        lb.empty(t.shape, element),
-        [full, kept, kept, full],
-        [lb.PARALLEL] * t.rank,
-        normalize,
+        operands, lb.empty(t.shape, element), [*maps, full], [lb.PARALLEL] * t.rank, normalize
     )
 
 

@@ -271,6 +271,12 @@ def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
     return config
 
 
+def _root(ops: list[ir.Operation]) -> ir.Operation:
+    """The op that decides a kernel's strategy: its first non-elementwise op, if any."""
+    anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
+    return anchors[0] if anchors else ops[0]
+
+
 def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     by_kind = {"cpu": _cpu_config, "nvvm": _gpu_config, "rocdl": _gpu_config}
     choose = by_kind.get(desc.kind)
@@ -286,8 +292,7 @@ def _gpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     loops = {"strategy": "loops"}
     if not all(shaped_of(v, _GPU_TYPES) for op in ops for v in [*op.operands, *op.results]):
         return loops
-    anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
-    root = anchors[0] if anchors else ops[0]
+    root = _root(ops)
     result = ir.RankedTensorType(root.results[0].type)
     if kind == "elementwise":
         return gpu_tiles.elementwise_config(result.element_type, list(result.shape))
@@ -315,8 +320,7 @@ def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         return _elementwise_config(desc, shape, buffers) or loops
     if not all(shaped_of(v, ("f32",)) for v in values):
         return loops
-    anchors = [op for op in ops if op.name.partition(".")[2] not in ELEMENTWISE]
-    root = anchors[0] if anchors else ops[0]
+    root = _root(ops)
     if kind == "contraction":
         lhs, rhs = (ir.RankedTensorType(v.type) for v in root.operands)
         if lhs.rank >= 2 and rhs.rank == 2:  # lowered as one 2-D matmul over all rows
