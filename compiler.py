@@ -22,7 +22,13 @@ from .passes.workspace_buffers import WORKSPACE_ATTR
 from .runtime.abi import DTYPES, Function, Signature, TensorSpec, packed_invoker
 from .runtime.native import SIGNATURES_SYMBOL
 
-EMIT_KINDS = ("mlir", "llvm", "asm", "obj", "so")
+EMIT_KINDS = ("mlir", "llvm", "asm", "obj", "so", "ptx", "cubin", "artifact")
+
+# What each target kind can emit.
+TARGET_EMITS = {
+    "cpu": ("mlir", "llvm", "asm", "obj", "so"),
+    "nvvm": ("mlir", "ptx", "cubin", "artifact"),
+}
 
 _MLIR_LIBS = Path(ir.__file__).parent / "_mlir_libs"
 _RUNTIME_LIBS = Path(ir.__file__).parent / "lib"
@@ -102,7 +108,7 @@ def lower(module: ir.Module, target: str | targets.TargetDesc = "cpu", **run_opt
     """Runs the target's pipeline on `module` in place (down to the LLVM dialect for CPUs)."""
     desc = resolve_target(target)
     try:
-        pipeline = pipelines.get(desc.kind)
+        pipeline = pipelines.for_target(desc)
     except KeyError:
         raise CompileError(
             f"no compilation pipeline for {desc.kind} targets ({desc.chip}) yet"
@@ -232,12 +238,19 @@ def emit(module: ir.Module, kind: str, target: str = "cpu", **run_options) -> by
     if kind not in EMIT_KINDS:
         raise CompileError(f"unknown --emit kind '{kind}' (known: {', '.join(EMIT_KINDS)})")
     desc = resolve_target(target)
+    allowed = TARGET_EMITS.get(desc.kind, ("mlir",))
+    if kind not in allowed:
+        raise CompileError(
+            f"--emit {kind} is not for {desc.kind} targets (they emit {', '.join(allowed)})"
+        )
     sigs = signatures(module)
     lower(module, desc, **run_options)
-    if kind == "so":
-        embed_signatures(module, with_workspaces(module, sigs))
     if kind == "mlir":
         return str(module).encode()
+    if desc.kind == "nvvm":
+        return _emit_nvvm(module, kind, desc, sigs)
+    if kind == "so":
+        embed_signatures(module, with_workspaces(module, sigs))
     ir_text = translate_to_llvm_ir(module)
     if kind == "llvm":
         return ir_text.encode()
@@ -250,6 +263,38 @@ def emit(module: ir.Module, kind: str, target: str = "cpu", **run_options) -> by
     if not desc.is_host:
         raise CompileError(f"--emit so is for the host only; use --emit obj for '{target}'")
     return link_shared(obj)
+
+
+def _emit_nvvm(module: ir.Module, kind: str, desc: targets.TargetDesc, sigs) -> bytes:
+    from . import launch_plan
+    from .runtime.gpu_artifact import Artifact
+
+    plans, ptx, constants = launch_plan.extract(module, sigs)
+    if kind == "ptx":
+        return ptx.encode()
+    if kind == "cubin":
+        return assemble_cubin(ptx, desc.chip)
+    cubins = {desc.chip: assemble_cubin(ptx, desc.chip)} if shutil.which("ptxas") else {}
+    target = f"{desc.kind}:{desc.chip}"
+    return Artifact(target, desc.chip, plans, ptx, cubins, constants).to_bytes()
+
+
+def assemble_cubin(ptx: str, chip: str) -> bytes:
+    """PTX to a cubin for `chip` with the CUDA toolkit's `ptxas`."""
+    ptxas = shutil.which("ptxas")
+    if not ptxas:
+        raise CompileError(
+            "--emit cubin needs ptxas (from the CUDA toolkit), which is not on PATH; "
+            "--emit ptx and --emit artifact need no CUDA toolkit (the driver compiles PTX)"
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        source_path, cubin_path = Path(tmp, "kernels.ptx"), Path(tmp, "kernels.cubin")
+        source_path.write_text(ptx)
+        command = [ptxas, f"-arch={chip}", "-O3", str(source_path), "-o", str(cubin_path)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CompileError(f"ptxas failed: {' '.join(command)}\n{done.stderr.strip()}")
+        return cubin_path.read_bytes()
 
 
 def link_shared(obj: bytes) -> bytes:

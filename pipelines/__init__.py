@@ -186,13 +186,27 @@ def _stage_error(stage: Stage, diags: list[Diagnostic], what: str = "") -> Compi
 
 
 def get(name: str, **options) -> Pipeline:
-    """A fresh pipeline for a target: `get("cpu")` (more targets come with their backends)."""
-    from . import cpu
+    """A fresh pipeline for a target: `get("cpu")`, `get("nvvm", chip="sm_90a")`."""
+    from . import cpu, nvvm
 
-    builders = {"cpu": cpu.pipeline}
+    builders = {"cpu": cpu.pipeline, "nvvm": nvvm.pipeline}
     if name not in builders:
         raise KeyError(f"unknown pipeline '{name}' (known: {sorted(builders)})")
     return builders[name](**options)
 
 
-__all__ = ["Pipeline", "Report", "Stage", "get"]
+# What each target kind's pipeline takes from the target description.
+_TARGET_OPTIONS = {
+    "cpu": lambda desc: {},
+    "nvvm": lambda desc: {"chip": desc.chip, "features": desc.features},
+}
+
+
+def for_target(desc) -> Pipeline:
+    """The pipeline of a target description (`dialects.target.TargetDesc`)."""
+    if desc.kind not in _TARGET_OPTIONS:
+        raise KeyError(f"no pipeline for {desc.kind} targets")
+    return get(desc.kind, **_TARGET_OPTIONS[desc.kind](desc))
+
+
+__all__ = ["Pipeline", "Report", "Stage", "for_target", "get"]

@@ -41,7 +41,7 @@ def compile_file(
                 remarks = [d for d in collector.diagnostics if d.severity != "error"]
                 print_diagnostics(remarks, {name: text})
     if output == "-":
-        if emit in ("obj", "so"):
+        if emit in ("obj", "so", "cubin", "artifact"):
             raise click.UsageError(f"--emit {emit} is binary: pass -o FILE")
         sys.stdout.write(artifact.decode())
     else:

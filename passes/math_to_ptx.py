@@ -1,0 +1,71 @@
+"""`--math-to-ptx`: the math ops that NVVM would call libdevice for, as PTX instructions.
+
+`convert-gpu-to-nvvm` turns `math.sqrt`, `math.floor`, `math.absf`, ... into calls of libdevice's
+`__nv_sqrtf`, ..., which only a machine with the CUDA toolkit can link, and marks the LLVM
+intrinsics for them illegal. Each of these ops is one PTX instruction: written as inline
+PTX, kernels compile to self-contained PTX anywhere. Results are exact (IEEE round to
+nearest for sqrt, the division of rsqrt; floor and ceil are exact). f16 and bf16 compute in
+f32; vectors lane by lane. Runs on the kernels inside `gpu.module`s.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, llvm, vector
+from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
+
+from .ir_query import find_ops
+from .registry import register_pass
+
+# op -> PTX template for f32 / f64 (`{t}` is the type suffix).
+_INSTRUCTIONS = {
+    "math.sqrt": "sqrt.rn.{t} $0, $1;",
+    "math.floor": "cvt.rmi.{t}.{t} $0, $1;",
+    "math.ceil": "cvt.rpi.{t}.{t} $0, $1;",
+    "math.absf": "abs.{t} $0, $1;",
+}
+_NARROW = ("f16", "bf16")
+
+
+def _scalar(name: str, x: ir.Value) -> ir.Value:
+    kind = str(x.type)
+    if kind in _NARROW:
+        return arith.truncf(x.type, _scalar(name, arith.extf(ir.F32Type.get(), x)))
+    if name == "math.rsqrt":
+        one = arith.ConstantOp(x.type, ir.FloatAttr.get(x.type, 1.0)).result
+        return arith.divf(one, _scalar("math.sqrt", x))
+    register = "f" if kind == "f32" else "d"
+    text = _INSTRUCTIONS[name].format(t=kind)
+    return llvm.inline_asm(x.type, [x], text, f"={register},{register}")
+
+
+def _rewrite(op, rewriter):
+    x = op.operands[0]
+    element = ir.VectorType(x.type).element_type if isinstance(x.type, ir.VectorType) else x.type
+    if str(element) not in ("f32", "f64", *_NARROW):
+        return True
+    with rewriter.ip, op.location:
+        if not isinstance(x.type, ir.VectorType):
+            value = _scalar(op.name, x)
+        else:
+            shape = ir.VectorType(x.type).shape
+            if len(shape) != 1:
+                return True  # rank > 1: left to vector unrolling first
+            value = arith.ConstantOp(
+                x.type, ir.DenseElementsAttr.get_splat(x.type, ir.FloatAttr.get(element, 0.0))
+            ).result
+            for lane in range(shape[0]):
+                scalar = _scalar(op.name, vector.extract(x, [], [lane]))
+                value = vector.insert(scalar, value, [], [lane])
+    rewriter.replace_op(op, [value])
+    return None
+
+
+@register_pass("math-to-ptx", "sqrt, rsqrt, floor, ceil and abs in kernels as PTX instructions")
+def math_to_ptx(module: ir.Operation) -> None:
+    patterns = RewritePatternSet(module.context)
+    for name in (*_INSTRUCTIONS, "math.rsqrt"):
+        patterns.add(name, _rewrite)
+    frozen = patterns.freeze()
+    for gpu_module in find_ops(module, lambda op: op.name == "gpu.module"):
+        apply_patterns_and_fold_greedily(gpu_module, frozen)

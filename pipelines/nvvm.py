@@ -1,0 +1,115 @@
+"""The NVVM pipeline: graph -> linalg -> buffers -> `gpu.launch` per loop nest -> one
+`gpu.module` of kernels -> NVVM -> PTX, in-process.
+
+The graph stages are the CPU pipeline's (verification, CSE, fusion into kernels, tile
+configuration from the target's facts). After bufferization, the kernels' loop nests become
+launches (`--gpu-map-loops`), the kernels are inlined into their callers, and the launch
+bodies are outlined into one `gpu.module`, which `gpu-module-to-binary` compiles to PTX
+for `chip`. What stays in the public functions is the launch plan: allocations, views of
+buffers, constants and `gpu.launch_func` ops, which `launch_plan.py` reads.
+
+Math functions are written as arithmetic (`--math-approximate`) or LLVM intrinsics before
+the NVVM conversion, which would otherwise call libdevice (`__nv_tanhf`, ...) that a
+machine without the CUDA toolkit cannot link.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ..passes.dedup_kernels import dedup_kernels
+from ..passes.elide_result_copies import elide_result_copies
+from ..passes.gpu_map_loops import gpu_map_loops
+from ..passes.graph_cse import graph_cse
+from ..passes.graph_fuse import graph_fuse
+from ..passes.graph_to_linalg import graph_to_linalg
+from ..passes.graph_verify import graph_verify
+from ..passes.math_approximate import math_approximate
+from ..passes.math_to_ptx import math_to_ptx
+from ..passes.tile_configure import tile_configure
+from . import Pipeline, Stage
+from .cpu import BUFFERIZE
+
+KERNEL_MODULE = "kernels"
+
+TO_NVVM = (
+    "gpu.module(convert-math-to-llvm, lower-affine, convert-scf-to-cf,"
+    "expand-strided-metadata, lower-affine,"
+    # Bare pointers: a kernel's buffer arguments are one pointer each (static shapes), the
+    # launch plan passes buffer addresses and nothing else.
+    "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse),"
+    "reconcile-unrealized-casts"
+)
+
+
+def merge_gpu_modules(module: ir.Operation) -> None:
+    """All kernels into one `gpu.module @kernels` (outlining makes a module per launch): one
+    PTX file, loaded once, where a module per launch would cost a load (and a JIT) each."""
+    body = module.regions[0].blocks[0]
+    modules = [op for op in body.operations if op.operation.name == "gpu.module"]
+    if not modules:
+        return
+    with module.context, module.location, ir.InsertionPoint(modules[0].operation):
+        merged = ir.Operation.create(
+            "gpu.module",
+            attributes={"sym_name": ir.StringAttr.get(KERNEL_MODULE)},
+            regions=1,
+        )
+        merged.regions[0].blocks.append()
+    target_block = merged.regions[0].blocks[0]
+    renamed = {}
+    for gpu_module in modules:
+        module_name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
+        for kernel in list(gpu_module.regions[0].blocks[0].operations):
+            kernel_name = ir.StringAttr(kernel.attributes["sym_name"]).value
+            # Outlining names a launch's module uniquely and its kernel after the function.
+            new_name = (
+                f"{module_name}_{kernel_name}" if kernel_name != "main_kernel" else module_name
+            )
+            kernel.attributes["sym_name"] = ir.StringAttr.get(new_name, module.context)
+            renamed[(module_name, kernel_name)] = new_name
+            target_block.append(kernel.operation)
+        gpu_module.operation.erase()
+
+    def retarget(op):
+        if op.name == "gpu.launch_func":
+            ref = str(op.attributes["kernel"])  # @module::@kernel
+            module_name, kernel_name = (part.lstrip("@") for part in ref.split("::"))
+            with module.context:
+                op.attributes["kernel"] = ir.SymbolRefAttr.get(
+                    [KERNEL_MODULE, renamed[(module_name, kernel_name)]]
+                )
+        return ir.WalkResult.ADVANCE
+
+    module.walk(retarget)
+
+
+def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
+    attach = f"nvvm-attach-target{{chip={chip} features={features} O=3}}"
+    return Pipeline(
+        "nvvm",
+        [
+            Stage("graph-verify", graph_verify, "check graph semantics"),
+            Stage("graph-cse", graph_cse, "repeated graph ops computed once"),
+            Stage("graph-fuse", graph_fuse, "group ops into kernels (functions)"),
+            Stage("tile-configure", tile_configure, "GPU strategies per kernel"),
+            Stage("dedup-kernels", dedup_kernels, "one function for identical kernels"),
+            Stage("graph-to-linalg", graph_to_linalg, "graph ops to linalg on tensors"),
+            Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
+            Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
+            Stage("elide-result-copies", elide_result_copies, "results into out-parameters"),
+            Stage("math-approximate", math_approximate, "math functions as arithmetic"),
+            Stage("gpu-map-loops", gpu_map_loops, "loop nests to gpu.launch"),
+            Stage("inline-kernels", "inline, symbol-dce, canonicalize, cse", "one host function"),
+            Stage(
+                "gpu-outline",
+                "gpu-launch-sink-index-computations, gpu-kernel-outlining",
+                "launch bodies to gpu.func kernels",
+            ),
+            Stage("merge-gpu-modules", merge_gpu_modules, "one gpu.module of kernels"),
+            Stage("math-to-ptx", math_to_ptx, "sqrt, floor, ... as PTX instructions"),
+            Stage("attach-target", attach, f"compile the kernels for {chip}"),
+            Stage("to-nvvm", TO_NVVM, "kernels to the NVVM and LLVM dialects"),
+            Stage("to-binary", "gpu-module-to-binary{format=isa}", "PTX of the kernels"),
+        ],
+    )
