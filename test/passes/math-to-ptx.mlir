@@ -1,0 +1,52 @@
+// RUN: strata-opt %s --math-to-ptx --split-input-file | FileCheck %s
+
+// sqrt, floor, ceil and abs in a kernel become one PTX instruction each; rsqrt is a division
+// by the rounded square root.
+// CHECK-LABEL: gpu.func @kernel
+// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;", "=f,f"
+// CHECK: llvm.inline_asm "cvt.rmi.f32.f32 $0, $1;", "=f,f"
+// CHECK: llvm.inline_asm "cvt.rpi.f32.f32 $0, $1;", "=f,f"
+// CHECK: llvm.inline_asm "abs.f64 $0, $1;", "=d,d"
+// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;"
+// CHECK: arith.divf
+// CHECK-NOT: math.
+gpu.module @kernels {
+  gpu.func @kernel(%x: f32, %d: f64, %out: memref<5xf32>, %dout: memref<f64>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %0 = math.sqrt %x : f32
+    %1 = math.floor %x : f32
+    %2 = math.ceil %x : f32
+    %3 = math.absf %d : f64
+    %4 = math.rsqrt %x : f32
+    memref.store %0, %out[%c0] : memref<5xf32>
+    memref.store %1, %out[%c1] : memref<5xf32>
+    memref.store %2, %out[%c2] : memref<5xf32>
+    memref.store %4, %out[%c3] : memref<5xf32>
+    memref.store %3, %dout[] : memref<f64>
+    gpu.return
+  }
+}
+
+// -----
+
+// Half precision computes in f32; outside a gpu.module nothing changes.
+// CHECK-LABEL: gpu.func @half
+// CHECK: arith.extf
+// CHECK: llvm.inline_asm "sqrt.rn.f32
+// CHECK: arith.truncf
+// CHECK-LABEL: func.func @host
+// CHECK: math.sqrt
+gpu.module @halves {
+  gpu.func @half(%x: f16, %out: memref<f16>) kernel {
+    %0 = math.sqrt %x : f16
+    memref.store %0, %out[] : memref<f16>
+    gpu.return
+  }
+}
+func.func @host(%x: f32) -> f32 {
+  %0 = math.sqrt %x : f32
+  return %0 : f32
+}
