@@ -5,9 +5,16 @@ exe = strata.compile(mlir_text, target="cpu")
 y = exe(x)                      # numpy in, numpy out
 """
 
-from .diagnostics import CompileError
-
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # The runtime (`strata.runtime`) imports without MLIR; the compiler's names load on use.
+    if name == "CompileError":
+        from .diagnostics import CompileError
+
+        return CompileError
+    raise AttributeError(f"module 'strata' has no attribute '{name}'")
 
 
 def compile(module_or_text, target: str = "cpu", entry: str | None = None):  # noqa: A001

@@ -149,8 +149,12 @@ def pick_entry(sigs: list[Signature], entry: str | None) -> Signature:
 def compile_module(module_or_text, target: str = "cpu", entry: str | None = None) -> Function:
     """`strata.compile`: a callable over numpy arrays for the entry function."""
     desc = resolve_target(target)
+    if desc.kind == "nvvm":
+        return _compile_for_cuda(module_or_text, target, entry)
     if desc.kind != "cpu" or not desc.is_host:
-        raise CompileError(f"target '{target}' cannot run in this process (only the host CPU can)")
+        raise CompileError(
+            f"target '{target}' cannot run in this process (the host CPU and CUDA GPUs can)"
+        )
     module = load(module_or_text)
     if module is module_or_text:
         module = copy(module)
@@ -158,6 +162,23 @@ def compile_module(module_or_text, target: str = "cpu", entry: str | None = None
     chosen = pick_entry(sigs, entry)
     lower(module, desc)
     return jit(module, [chosen])[chosen.name]
+
+
+def _compile_for_cuda(module_or_text, target: str, entry: str | None):
+    """Compiles to a GPU artifact in memory and loads it on this machine's GPU."""
+    from .runtime import cuda
+    from .runtime.gpu_artifact import Artifact
+
+    try:
+        cuda.Device.get()
+    except cuda.CudaError as error:
+        raise CompileError(f"target '{target}' runs on a CUDA GPU, and here: {error}") from None
+    module = load(module_or_text)
+    if module is module_or_text:
+        module = copy(module)
+    chosen = pick_entry(signatures(module), entry)
+    artifact = Artifact.from_bytes(emit(module, "artifact", target))
+    return cuda.Module(artifact, f"<{target}>")[chosen.name]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -29,6 +29,12 @@ DTYPES = {
     "i32": np.int32,
     "i64": np.int64,
 }
+try:  # numpy has no bfloat16; ml_dtypes' is the one JAX, ONNX and torch's numpy bridge use
+    from ml_dtypes import bfloat16
+
+    DTYPES["bf16"] = bfloat16
+except ImportError:  # pragma: no cover - bf16 inputs and results need ml_dtypes
+    pass
 
 
 class InvocationError(ValueError):

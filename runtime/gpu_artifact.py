@@ -120,9 +120,14 @@ class Artifact:
         return stream.getvalue()
 
     @classmethod
-    def read(cls, path: str | Path) -> Artifact:
+    def from_bytes(cls, data: bytes) -> Artifact:
+        return cls.read(io.BytesIO(data), "<artifact>")
+
+    @classmethod
+    def read(cls, file: str | Path | io.BytesIO, path: str | None = None) -> Artifact:
+        path = path or str(file)
         try:
-            archive = zipfile.ZipFile(path)
+            archive = zipfile.ZipFile(file)
         except (zipfile.BadZipFile, OSError) as error:
             raise ValueError(f"{path}: not a strata GPU artifact ({error})") from None
         with archive:

@@ -38,7 +38,3 @@ class Library:
 
     def __getitem__(self, name: str) -> Function:
         return self.functions[name]
-
-
-def load(path: str | Path) -> Library:
-    return Library(path)

@@ -1,4 +1,4 @@
-"""strata-run: compile a function for the host CPU and run it on .npy inputs.
+"""strata-run: compile a function for the host CPU or a CUDA GPU and run it on .npy inputs.
 
     strata-run model.mlir --entry main --input x.npy --input w.npy --output out.npz
 
@@ -64,7 +64,10 @@ def run_file(
 @click.argument("input")
 @click.option("--entry", default=None, help="Function to run (default: the only or @main).")
 @click.option(
-    "--target", default="cpu", show_default=True, help="Only the host CPU (cpu) runs here."
+    "--target",
+    default="cpu",
+    show_default=True,
+    help="cpu (the host) or nvvm:<chip> (this machine's CUDA GPU).",
 )
 @click.option("--input", "inputs", multiple=True, help="A .npy file per argument, in order.")
 @click.option("--output", default=None, help="Write results to this .npz (result0, ...).")

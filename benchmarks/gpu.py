@@ -1,0 +1,276 @@
+"""GPU benchmarks: strata's kernels against PyTorch (eager, torch.compile, cuBLAS) and the
+measured copy bandwidth, in one run, on device-resident data, timed with CUDA events.
+
+The GPU machine need not have the compiler: build the artifacts where MLIR is installed,
+then run them where the GPU is.
+
+    python benchmarks/gpu.py build --chip sm_90 -o build/gpu-bench
+    python benchmarks/gpu.py run build/gpu-bench [--output benchmarks/results/gpu-<commit>.md]
+
+Each row reports the median time of calls and the ratio peer time / strata time (>1: strata
+is faster); memory-bound rows also report strata's bandwidth as a fraction of a
+device-to-device copy of the same bytes measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _t(shape, element: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    text: str
+    inputs: tuple[tuple[tuple[int, ...], str], ...]  # shape and element type per input
+    torch_fn: str  # a lambda over torch tensors, evaluated on the GPU machine
+    bytes_moved: int = 0  # memory-bound rows: bytes read and written once
+    flops: int = 0  # compute-bound rows
+
+
+_BYTES_OF = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def _elementwise(rows: int, cols: int, element: str) -> Bench:
+    s, v = (rows, cols), (cols,)
+    t, tv = _t(s, element), _t(v, element)
+    text = (
+        f"func.func @main(%x: {t}, %s: {tv}, %c: {tv}) -> {t} {{\n"
+        f'  %m = "graph.mul"(%x, %s) : ({t}, {tv}) -> {t}\n'
+        f'  %a = "graph.add"(%m, %c) : ({t}, {tv}) -> {t}\n'
+        f'  %h = "graph.tanh"(%a) : ({t}) -> {t}\n'
+        f'  %y = "graph.relu"(%h) : ({t}) -> {t}\n'
+        f"  return %y : {t}\n}}\n"
+    )
+    return Bench(
+        f"tanh_chain {element} {rows}x{cols}",
+        text,
+        ((s, element), (v, element), (v, element)),
+        "lambda x, s, c: torch.relu(torch.tanh(x * s + c))",
+        bytes_moved=2 * rows * cols * _BYTES_OF[element],
+    )
+
+
+def _softmax(rows: int, cols: int, element: str) -> Bench:
+    t = _t((rows, cols), element)
+    text = (
+        f"func.func @main(%x: {t}) -> {t} {{\n"
+        f'  %y = "graph.softmax"(%x) {{axis = -1 : i64}} : ({t}) -> {t}\n'
+        f"  return %y : {t}\n}}\n"
+    )
+    return Bench(
+        f"softmax {element} {rows}x{cols}",
+        text,
+        (((rows, cols), element),),
+        "lambda x: torch.softmax(x, -1)",
+        bytes_moved=2 * rows * cols * _BYTES_OF[element],
+    )
+
+
+def _layer_norm(rows: int, cols: int, element: str) -> Bench:
+    t, tv = _t((rows, cols), element), _t((cols,), element)
+    text = (
+        f"func.func @main(%x: {t}, %g: {tv}, %b: {tv}) -> {t} {{\n"
+        f'  %y = "graph.layer_norm"(%x, %g, %b) {{axis = -1 : i64, epsilon = 1.0e-5 : f32}}'
+        f" : ({t}, {tv}, {tv}) -> {t}\n"
+        f"  return %y : {t}\n}}\n"
+    )
+    return Bench(
+        f"layer_norm {element} {rows}x{cols}",
+        text,
+        (((rows, cols), element), ((cols,), element), ((cols,), element)),
+        f"lambda x, g, b: torch.nn.functional.layer_norm(x, ({cols},), g, b)",
+        bytes_moved=2 * rows * cols * _BYTES_OF[element],
+    )
+
+
+def _matmul(n: int, element: str, result: str) -> Bench:
+    ta, tr = _t((n, n), element), _t((n, n), result)
+    text = (
+        f"func.func @main(%a: {ta}, %b: {ta}) -> {tr} {{\n"
+        f'  %y = "graph.matmul"(%a, %b) : ({ta}, {ta}) -> {tr}\n'
+        f"  return %y : {tr}\n}}\n"
+    )
+    torch_fn = (
+        "lambda a, b: torch.matmul(a, b)"
+        if element == result
+        else f"lambda a, b: torch.mm(a, b, out_dtype=torch.{_torch_name(result)})"
+    )
+    return Bench(
+        f"matmul {element}->{result} {n}^3",
+        text,
+        (((n, n), element), ((n, n), element)),
+        torch_fn,
+        flops=2 * n**3,
+    )
+
+
+def _torch_name(element: str) -> str:
+    return {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[element]
+
+
+BENCHES = {
+    b.name: b
+    for b in [
+        _elementwise(8192, 8192, "f32"),
+        _elementwise(8192, 8192, "bf16"),
+        _softmax(8192, 8192, "f32"),
+        _softmax(8192, 8192, "bf16"),
+        _layer_norm(8192, 8192, "f32"),
+        _layer_norm(8192, 8192, "bf16"),
+        _matmul(1024, "f32", "f32"),
+        _matmul(4096, "f32", "f32"),
+        _matmul(4096, "f16", "f32"),
+        _matmul(4096, "bf16", "f32"),
+    ]
+}
+
+
+def _file_name(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def build(chip: str, out: Path, names: list[str]) -> None:
+    from strata import compiler
+
+    out.mkdir(parents=True, exist_ok=True)
+    timings = {}
+    for name in names:
+        bench = BENCHES[name]
+        start = time.perf_counter()
+        try:
+            data = compiler.emit(compiler.load(bench.text), "artifact", f"nvvm:{chip}")
+        except compiler.CompileError as error:
+            print(f"{name:<32} does not compile: {str(error).splitlines()[0]}")
+            continue
+        timings[name] = time.perf_counter() - start
+        (out / f"{_file_name(name)}.nvvm").write_bytes(data)
+        print(f"{name:<32} compiled in {timings[name]:.2f} s")
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    (out / "build.json").write_text(json.dumps({"commit": commit, "compile_s": timings}))
+
+
+def _time(torch, fn, calls: int = 20, rounds: int = 7) -> float:
+    """Median over rounds of the mean time of `calls` back-to-back calls, in seconds."""
+    fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(rounds):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / 1e3 / calls)
+    return statistics.median(samples)
+
+
+def run(folder: Path, output: Path | None, names: list[str]) -> None:
+    import torch
+    from strata.runtime import load
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    built = json.loads((folder / "build.json").read_text())
+    device = torch.cuda.get_device_name()
+    lines = [
+        f"# GPU benchmarks at {built['commit']} on {device}",
+        "",
+        "Median of 7 rounds of 20 back-to-back calls on device-resident data (CUDA events).",
+        "Ratios are peer time / strata time (>1: strata is faster); copy is a device-to-device",
+        "copy of the same bytes, measured in the same run.",
+        "",
+        "| kernel | strata | torch eager | torch.compile | vs eager | vs compile | strata"
+        " GB/s or TFLOP/s | vs copy | compile s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in names:
+        path = folder / f"{_file_name(name)}.nvvm"
+        if not path.exists():
+            lines.append(f"| {name} | does not compile | | | | | | | |")
+            continue
+        lines.append(_row(torch, BENCHES[name], load(path)["main"], built))
+    text = "\n".join(lines) + "\n"
+    if output:
+        output.write_text(text)
+    print(text)
+
+
+def _row(torch, bench: Bench, function, built: dict) -> str:
+    """One table row: strata, torch eager and torch.compile on the same device tensors."""
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    args = [
+        torch.randn(shape, device="cuda", generator=generator).to(
+            getattr(torch, _torch_name(element))
+        )
+        for shape, element in bench.inputs
+    ]
+    spec = function.results[0]
+    out = torch.empty(spec.shape, device="cuda", dtype=getattr(torch, _torch_name(spec.element)))
+    stream = torch.cuda.current_stream()
+    eager = eval(bench.torch_fn, {"torch": torch})  # the table's own lambdas
+    expected = eager(*args)
+    function(*args, out=out, stream=stream)
+    error = (out.float() - expected.float()).abs().max().item() / (
+        expected.float().abs().max().item() or 1.0
+    )
+    t_strata = _time(torch, lambda: function(*args, out=out, stream=stream))
+    t_eager = _time(torch, lambda: eager(*args))
+    compiled = torch.compile(eager)
+    t_compile = _time(torch, lambda: compiled(*args))
+    if bench.bytes_moved:
+        source = torch.empty(bench.bytes_moved // 2, dtype=torch.uint8, device="cuda")
+        target = torch.empty_like(source)
+        t_copy = _time(torch, lambda: target.copy_(source))
+        rate = f"{bench.bytes_moved / t_strata / 1e9:.0f} GB/s"
+        vs_copy = f"{t_copy / t_strata:.2f}"
+    else:
+        rate = f"{bench.flops / t_strata / 1e12:.1f} TFLOP/s"
+        vs_copy = ""
+    line = (
+        f"| {bench.name} | {t_strata * 1e6:.1f} us | {t_eager * 1e6:.1f} us |"
+        f" {t_compile * 1e6:.1f} us | {t_eager / t_strata:.2f} | {t_compile / t_strata:.2f} |"
+        f" {rate} | {vs_copy} | {built['compile_s'].get(bench.name, math.nan):.2f} |"
+    )
+    print(line, f"(max error {error:.1e} of the largest magnitude)", flush=True)
+    return line
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_parser = commands.add_parser("build", help="compile the kernels (needs MLIR)")
+    build_parser.add_argument("--chip", default="sm_90")
+    build_parser.add_argument("-o", "--out", type=Path, required=True)
+    run_parser = commands.add_parser("run", help="time them (needs a GPU and torch)")
+    run_parser.add_argument("folder", type=Path)
+    run_parser.add_argument("--output", type=Path)
+    for sub in (build_parser, run_parser):
+        sub.add_argument("--only", default="", help="comma-separated kernel names")
+    args = parser.parse_args()
+    names = [n for n in BENCHES if not args.only or n in args.only.split(",")]
+    if args.command == "build":
+        build(args.chip, args.out, names)
+    else:
+        sys.path.insert(0, str(ROOT.parent))
+        run(args.folder, args.output, names)
+
+
+if __name__ == "__main__":
+    main()

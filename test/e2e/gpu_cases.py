@@ -1,0 +1,244 @@
+"""The models and kernels every GPU target must run, with seeded inputs and float64 numpy
+references. Pure numpy: the GPU machine that runs them has no compiler, so
+`build_gpu_cases.py` compiles them where MLIR is installed and `test_gpu.py` runs them.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+sys.path.insert(0, str(EXAMPLES))
+import reference  # noqa: E402
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    text: str
+    shapes: tuple[tuple[int, ...], ...]
+    reference: Callable[..., np.ndarray]
+    rtol: float = 1e-4
+    # Absolute tolerance as a fraction of the reference's largest magnitude: sums of many
+    # terms carry rounding of the order of their largest term, not of their (small) result.
+    atol_scale: float = 1e-5
+    positive: tuple[int, ...] = ()  # inputs drawn positive (variances)
+
+    def inputs(self, seed: int = 0) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        arrays = [(rng.standard_normal(s) * 0.5).astype(np.float32) for s in self.shapes]
+        for i in self.positive:
+            arrays[i] = np.abs(arrays[i]) + 0.5
+        return arrays
+
+    def expected(self, arrays: list[np.ndarray]) -> np.ndarray:
+        return self.reference(*[a.astype(np.float64) for a in arrays])
+
+    def check(self, result, arrays: list[np.ndarray]) -> None:
+        expected = self.expected(arrays)
+        atol = self.atol_scale * float(np.max(np.abs(expected)))
+        np.testing.assert_allclose(np.asarray(result), expected, rtol=self.rtol, atol=atol)
+
+
+def _t(shape, element: str = "f32") -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def _function(args: list[tuple[str, tuple]], body: list[str], result: str, shape) -> str:
+    params = ", ".join(f"%{name}: {_t(s)}" for name, s in args)
+    lines = "\n".join(f"  {line}" for line in body)
+    result_type = _t(shape)
+    return (
+        f"func.func @main({params}) -> {result_type} {{\n{lines}\n"
+        f"  return %{result} : {result_type}\n}}\n"
+    )
+
+
+def _unary(name: str, op: str, operand: str, shape, attrs: str = "") -> str:
+    attr_text = f" {{{attrs}}}" if attrs else ""
+    return f'%{name} = "graph.{op}"(%{operand}){attr_text} : ({_t(shape)}) -> {_t(shape)}'
+
+
+def _binary(name: str, op: str, a: str, b: str, a_shape, b_shape, shape) -> str:
+    return f'%{name} = "graph.{op}"(%{a}, %{b}) : ({_t(a_shape)}, {_t(b_shape)}) -> {_t(shape)}'
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _layer_norm(x, g, b, eps=1e-5):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * g + b
+
+
+def _rms_norm(x, g, eps=1e-6):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def _silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def tanh_chain(rows: int, cols: int) -> Case:
+    s = (rows, cols)
+    body = [
+        _binary("m", "mul", "x", "s", s, (cols,), s),
+        _binary("a", "add", "m", "c", s, (cols,), s),
+        _unary("t", "tanh", "a", s),
+        _unary("y", "relu", "t", s),
+    ]
+    text = _function([("x", s), ("s", (cols,)), ("c", (cols,))], body, "y", s)
+    return Case(
+        f"tanh_chain_{rows}x{cols}",
+        text,
+        (s, (cols,), (cols,)),
+        lambda x, sc, c: np.maximum(np.tanh(x * sc + c), 0),
+    )
+
+
+def softmax(rows: int, cols: int) -> Case:
+    s = (rows, cols)
+    text = _function([("x", s)], [_unary("y", "softmax", "x", s, "axis = -1 : i64")], "y", s)
+    return Case(f"softmax_{rows}x{cols}", text, (s,), _softmax)
+
+
+def layer_norm(rows: int, cols: int) -> Case:
+    s, v = (rows, cols), (cols,)
+    op = (
+        f'%y = "graph.layer_norm"(%x, %g, %b) {{axis = -1 : i64, epsilon = 1.0e-5 : f32}} : '
+        f"({_t(s)}, {_t(v)}, {_t(v)}) -> {_t(s)}"
+    )
+    text = _function([("x", s), ("g", v), ("b", v)], [op], "y", s)
+    return Case(f"layer_norm_{rows}x{cols}", text, (s, v, v), _layer_norm)
+
+
+def matmul(m: int, k: int, n: int) -> Case:
+    text = _function(
+        [("a", (m, k)), ("b", (k, n))],
+        [_binary("y", "matmul", "a", "b", (m, k), (k, n), (m, n))],
+        "y",
+        (m, n),
+    )
+    return Case(f"matmul_{m}x{k}x{n}", text, ((m, k), (k, n)), lambda a, b: a @ b)
+
+
+def linear_gelu(m: int, k: int, n: int) -> Case:
+    s = (m, n)
+    body = [
+        _binary("mm", "matmul", "x", "w", (m, k), (k, n), s),
+        _binary("h", "add", "mm", "b", s, (n,), s),
+        _unary("y", "gelu", "h", s, 'approximate = "tanh"'),
+    ]
+    text = _function([("x", (m, k)), ("w", (k, n)), ("b", (n,))], body, "y", s)
+    return Case(
+        f"linear_gelu_{m}x{k}x{n}",
+        text,
+        ((m, k), (k, n), (n,)),
+        lambda x, w, b: _gelu_tanh(x @ w + b),
+    )
+
+
+def reductions(rows: int, cols: int) -> Case:
+    s = (rows, cols)
+    body = [
+        f'%c = "graph.reduce_sum"(%x) {{axes = array<i64: 0>, keepdims = false}} : '
+        f"({_t(s)}) -> {_t((cols,))}",
+        f'%r = "graph.reduce_max"(%x) {{axes = array<i64: 1>, keepdims = true}} : '
+        f"({_t(s)}) -> {_t((rows, 1))}",
+        _binary("y", "add", "x", "r", s, (rows, 1), s),
+        _binary("z", "sub", "y", "c", s, (cols,), s),
+    ]
+    text = _function([("x", s)], body, "z", s)
+    return Case(
+        f"reductions_{rows}x{cols}",
+        text,
+        (s,),
+        lambda x: x + x.max(1, keepdims=True) - x.sum(0),
+    )
+
+
+def attention(batch: int, heads: int, seq: int, dim: int) -> Case:
+    s = (batch, heads, seq, dim)
+    op = (
+        f'%y = "graph.attention"(%q, %k, %v) {{causal = true}} : '
+        f"({_t(s)}, {_t(s)}, {_t(s)}) -> {_t(s)}"
+    )
+
+    def ref(q, k, v):
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dim)
+        scores = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, scores)
+        return _softmax(scores) @ v
+
+    text = _function([("q", s), ("k", s), ("v", s)], [op], "y", s)
+    return Case(f"attention_{batch}x{heads}x{seq}x{dim}", text, (s, s, s), ref)
+
+
+def llama_mlp(m: int, dim: int, hidden: int) -> Case:
+    x, h = (m, dim), (m, hidden)
+    body = [
+        f'%n = "graph.rms_norm"(%x, %g) {{axis = -1 : i64, epsilon = 1.0e-6 : f32}} : '
+        f"({_t(x)}, {_t((dim,))}) -> {_t(x)}",
+        _binary("a", "matmul", "n", "w1", x, (dim, hidden), h),
+        _unary("sa", "silu", "a", h),
+        _binary("b", "matmul", "n", "w3", x, (dim, hidden), h),
+        _binary("p", "mul", "sa", "b", h, h, h),
+        _binary("d", "matmul", "p", "w2", h, (hidden, dim), x),
+        _binary("y", "add", "x", "d", x, x, x),
+    ]
+    args = [("x", x), ("g", (dim,)), ("w1", (dim, hidden)), ("w3", (dim, hidden))]
+    text = _function([*args, ("w2", (hidden, dim))], body, "y", x)
+
+    def ref(xv, g, w1, w3, w2):
+        n = _rms_norm(xv, g)
+        return xv + (_silu(n @ w1) * (n @ w3)) @ w2
+
+    shapes = (x, (dim,), (dim, hidden), (dim, hidden), (hidden, dim))
+    return Case(f"llama_mlp_{m}x{dim}x{hidden}", text, shapes, ref)
+
+
+def _example(model: str) -> Case:
+    shapes = tuple(tuple(s) for s in reference.SHAPES[model])
+    positive = (len(shapes) - 1,) if model == "conv_block" else ()
+    return Case(
+        model,
+        (EXAMPLES / f"{model}.mlir").read_text(),
+        shapes,
+        reference.REFERENCES[model],
+        atol_scale=1e-5,
+        positive=positive,
+    )
+
+
+CASES = {
+    case.name: case
+    for case in [
+        *(_example(m) for m in sorted(reference.SHAPES)),
+        tanh_chain(4096, 1024),
+        tanh_chain(7, 127),
+        softmax(1024, 1024),
+        softmax(127, 1000),
+        layer_norm(1024, 1024),
+        layer_norm(7, 768),
+        matmul(1024, 1024, 1024),
+        matmul(7, 1000, 127),
+        linear_gelu(128, 768, 3072),
+        reductions(1000, 127),
+        attention(1, 12, 128, 64),
+        llama_mlp(128, 512, 1376),
+    ]
+}

@@ -1,0 +1,135 @@
+"""The GPU cases on a CUDA GPU through `strata.runtime`, against float64 numpy.
+
+Skipped where there is no GPU. On a GPU machine without the compiler, point
+`STRATA_GPU_CASES` at the artifacts `build_gpu_cases.py` wrote; with the compiler, each case
+is compiled here for the device's chip.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import gpu_cases  # noqa: E402
+from strata.runtime import cuda, load  # noqa: E402
+
+# A subprocess that cannot import the compiler's packages (the runtime must not need them).
+WITHOUT_COMPILER = textwrap.dedent(
+    """
+    import importlib.abc, sys
+    class Hidden(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("mlir", "llvmlite", "llvm"):
+                raise ImportError(f"{name} is hidden")
+    sys.meta_path.insert(0, Hidden())
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def device():
+    try:
+        return cuda.Device.get()
+    except cuda.CudaError as error:
+        pytest.skip(str(error))
+
+
+def _chip(device) -> str:
+    major, minor = device.compute_capability
+    return f"sm_{major}{minor}"
+
+
+@pytest.fixture(scope="module")
+def artifacts(device, tmp_path_factory):
+    """name -> artifact path, prebuilt or compiled here on first use."""
+    prebuilt = os.environ.get("STRATA_GPU_CASES")
+    folder = Path(prebuilt) if prebuilt else tmp_path_factory.mktemp("gpu-cases")
+
+    def path(name: str) -> Path:
+        target = folder / f"{name}.nvvm"
+        if not target.exists():
+            if prebuilt:
+                pytest.fail(f"{target} is missing: run build_gpu_cases.py for this case")
+            from strata import compiler
+
+            case = gpu_cases.CASES[name]
+            chip = _chip(device)
+            target.write_bytes(compiler.emit(compiler.load(case.text), "artifact", f"nvvm:{chip}"))
+        return target
+
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(gpu_cases.CASES))
+def test_case_with_numpy_arrays(name, artifacts):
+    case = gpu_cases.CASES[name]
+    function = load(artifacts(name))["main"]
+    for seed in (0, 1, 2):  # the first call launches; the others replay the graph
+        arrays = case.inputs(seed)
+        case.check(function(*arrays), arrays)
+
+
+@pytest.mark.parametrize("name", ["mlp", "transformer_block", "softmax_127x1000"])
+def test_case_with_device_arrays(name, artifacts):
+    torch = pytest.importorskip("torch")
+    case = gpu_cases.CASES[name]
+    function = load(artifacts(name))["main"]
+    for seed in (0, 1, 2):  # new tensors each time: the graph's addresses are rebound
+        arrays = case.inputs(seed)
+        tensors = [torch.from_numpy(a).cuda() for a in arrays]
+        result = function(*tensors)
+        assert isinstance(result, cuda.DeviceArray)
+        as_torch = torch.as_tensor(result, device="cuda")
+        case.check(as_torch.cpu().numpy(), arrays)
+
+
+def test_results_into_given_device_arrays(artifacts):
+    torch = pytest.importorskip("torch")
+    case = gpu_cases.CASES["mlp"]
+    function = load(artifacts("mlp"))["main"]
+    arrays = case.inputs(0)
+    out = torch.empty(function.results[0].shape, device="cuda")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        tensors = [torch.from_numpy(a).cuda() for a in arrays]
+        assert function(*tensors, out=out, stream=stream) is out
+    stream.synchronize()
+    case.check(out.cpu().numpy(), arrays)
+
+
+def test_wrong_inputs_are_refused(artifacts):
+    function = load(artifacts("mlp"))["main"]
+    arrays = gpu_cases.CASES["mlp"].inputs(0)
+    with pytest.raises(ValueError, match="must have shape"):
+        function(arrays[0][:3], *arrays[1:])
+    with pytest.raises(ValueError, match="must have dtype float32"):
+        function(arrays[0].astype(np.float64), *arrays[1:])
+    with pytest.raises(ValueError, match="takes 5 input"):
+        function(*arrays[1:])
+
+
+def test_runtime_runs_without_the_compiler(artifacts, tmp_path):
+    case = gpu_cases.CASES["mlp"]
+    arrays = case.inputs(0)
+    for i, array in enumerate(arrays):
+        np.save(tmp_path / f"in{i}.npy", array)
+    script = WITHOUT_COMPILER + textwrap.dedent(
+        f"""
+        import numpy as np
+        from strata.runtime import load
+        arrays = [np.load({str(tmp_path)!r} + f"/in{{i}}.npy") for i in range({len(arrays)})]
+        result = load({str(artifacts("mlp"))!r})["main"](*arrays)
+        np.save({str(tmp_path / "out.npy")!r}, result)
+        assert not any(m.split(".")[0] in ("mlir", "llvmlite") for m in sys.modules)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    case.check(np.load(tmp_path / "out.npy"), arrays)
