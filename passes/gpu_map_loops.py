@@ -47,7 +47,7 @@ HOST_OPS = frozenset(
 )
 
 
-def _copies_to_linalg(module: ir.Operation) -> None:
+def copies_to_linalg(module: ir.Operation) -> None:
     """memref.copy has no loop form; linalg.copy has."""
     for copy in find_ops(module, lambda op: op.name == "memref.copy"):
         with ir.InsertionPoint(copy), copy.location:
@@ -184,13 +184,14 @@ def _block_threads(fn: ir.Operation, default: int) -> int:
     block_threads=int,
 )
 def gpu_map_loops(module: ir.Operation, block_threads: int = DEFAULT_BLOCK_THREADS) -> None:
-    _copies_to_linalg(module)
+    copies_to_linalg(module)
     PassManager.parse("builtin.module(func.func(linalg-generalize-named-ops))", module.context).run(
         module
     )
     _parallel_dims_first(module)
     PassManager.parse(
-        "builtin.module(func.func(convert-linalg-to-parallel-loops))", module.context
+        "builtin.module(func.func(convert-linalg-to-parallel-loops, scf-forall-to-parallel))",
+        module.context,
     ).run(module)
     reject(
         module,

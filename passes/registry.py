@@ -87,6 +87,7 @@ def _load_all() -> None:
         dedup_kernels,
         elide_result_copies,
         gpu_map_loops,
+        gpu_tile,
         graph_cse,
         graph_fuse,
         graph_to_linalg,

@@ -435,7 +435,7 @@ class TransformFailure(Exception):
     """A transform script did not apply; the message is the interpreter's first error."""
 
 
-def _apply(root: ir.Operation, lines: list[str]) -> None:
+def apply_transform(root: ir.Operation, lines: list[str]) -> None:
     """Applies a transform script to `root` (a module or a kernel function). The
     interpreter's diagnostics are caught here: the caller decides whether a failure is an
     error or a reason to fall back."""
@@ -497,7 +497,7 @@ def _peel_partial_loops(kernel: ir.Operation) -> None:
                 f'{handle}f : (!transform.op<"scf.for">) -> (!transform.any_op, '
                 "!transform.any_op)",
             ]
-        _apply(kernel, script.lines)
+        apply_transform(kernel, script.lines)
         _drop_op_ids(kernel)
         # Tile sizes inside the whole tiles become static with the loop bounds known.
         with kernel.context:
@@ -543,7 +543,7 @@ def _fallbacks(config: dict) -> list[dict]:
     return chain
 
 
-def _describe(kernel: ir.Operation, config: dict | None) -> str:
+def describe_kernel(kernel: ir.Operation, config: dict | None) -> str:
     signature = ir.TypeAttr(kernel.attributes["function_type"]).value
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     with_config = f" with {CONFIG_ATTR} = {to_attr(config)}" if config is not None else ""
@@ -558,7 +558,7 @@ def _lower_kernel(kernel: ir.Operation, config: dict, contractions: bool, strict
         try:
             _realize(kernel, candidate, contractions)
         except TransformFailure as failure:
-            described = _describe(backup, candidate)
+            described = describe_kernel(backup, candidate)
             if strict or number + 1 == len(chain):
                 kernel.location.emit_error(f"tile-lower cannot realize {described}: {failure}")
                 raise PassFailure("tile-lower") from None
@@ -579,7 +579,7 @@ def _realize(kernel: ir.Operation, config: dict, contractions: bool) -> None:
     with kernel.location:
         _plan_kernel(kernel, config, script, contractions)
     try:
-        _apply(kernel, script.lines)
+        apply_transform(kernel, script.lines)
     finally:
         _drop_op_ids(kernel)
     _peel_partial_loops(kernel)
@@ -615,7 +615,7 @@ def _check_vectorizable(kernel: ir.Operation) -> None:
             )
     scratch = ir.Module.create(kernel.location)
     trial = kernel.clone(ir.InsertionPoint(scratch.body))
-    _apply(trial, _VECTORIZE_MARKED.format(attr=VECTORIZE_ATTR).splitlines())
+    apply_transform(trial, _VECTORIZE_MARKED.format(attr=VECTORIZE_ATTR).splitlines())
 
 
 _VECTORIZE_MARKED = """
@@ -714,18 +714,17 @@ def tile_vectorize(module: ir.Operation) -> None:
         return
     for kernel in marked:
         try:
-            _apply(kernel, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines())
+            apply_transform(kernel, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines())
         except TransformFailure as failure:
-            kernel.location.emit_error(
-                f"tile-vectorize failed on {_describe(kernel, read_config(kernel))}: {failure}"
-            )
+            described = describe_kernel(kernel, read_config(kernel))
+            kernel.location.emit_error(f"tile-vectorize failed on {described}: {failure}")
             raise PassFailure("tile-vectorize") from None
     with module.context:
         PassManager.parse(_FOLD_VIEWS).run(module)
         for reduction in find_ops(module, lambda op: op.name == "vector.multi_reduction"):
             _reduce_in_halves(reduction)
     try:
-        _apply(module, _LOWER_VECTORS.splitlines())
+        apply_transform(module, _LOWER_VECTORS.splitlines())
     except TransformFailure as failure:
         module.location.emit_error(f"tile-vectorize failed lowering vectors: {failure}")
         raise PassFailure("tile-vectorize") from None

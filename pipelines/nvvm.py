@@ -20,6 +20,7 @@ from mlir import ir
 from ..passes.dedup_kernels import dedup_kernels
 from ..passes.elide_result_copies import elide_result_copies
 from ..passes.gpu_map_loops import gpu_map_loops
+from ..passes.gpu_tile import gpu_tile
 from ..passes.graph_cse import graph_cse
 from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
@@ -33,7 +34,7 @@ from .cpu import BUFFERIZE
 KERNEL_MODULE = "kernels"
 
 TO_NVVM = (
-    "gpu.module(convert-math-to-llvm, lower-affine, convert-scf-to-cf,"
+    "gpu.module(convert-math-to-llvm, lower-affine, convert-scf-to-cf, convert-vector-to-llvm,"
     "expand-strided-metadata, lower-affine,"
     # Bare pointers: a kernel's buffer arguments are one pointer each (static shapes), the
     # launch plan passes buffer addresses and nothing else.
@@ -98,6 +99,7 @@ def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
             Stage("linalg-fuse", "canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("elide-result-copies", elide_result_copies, "results into out-parameters"),
+            Stage("gpu-tile", gpu_tile, "kernels as their GPU tile.config says"),
             Stage("math-approximate", math_approximate, "math functions as arithmetic"),
             Stage("gpu-map-loops", gpu_map_loops, "loop nests to gpu.launch"),
             Stage("inline-kernels", "inline, symbol-dce, canonicalize, cse", "one host function"),
