@@ -91,23 +91,39 @@ def _constant_index(value: ir.Value) -> int | None:
     return ir.IntegerAttr(op.attributes["value"]).value
 
 
-def _index(value: int) -> ir.Value:
+VECTOR_ACCESS_BYTES = 16  # the widest global access: ld.global.v4.b32
+
+
+def vector_alignment(memref: ir.MemRefType, vector: ir.VectorType) -> int | None:
+    """The alignment in bytes of a 1-D vector access at a multiple of its length into
+    `memref` (whose base is 16-byte aligned), or None where that is not known."""
+    lanes = vector.shape[0]
+    size = lanes * max(1, ir.FloatType(vector.element_type).width // 8)
+    if vector.rank != 1 or size > VECTOR_ACCESS_BYTES or size & (size - 1):
+        return None
+    strides, offset = memref.get_strides_and_offset()
+    if strides and (strides[-1] != 1 or any(s % lanes for s in strides[:-1])):
+        return None
+    return None if offset % lanes else size
+
+
+def index_constant(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
-def _launch(threads: int, block_threads: int) -> tuple[ir.Operation, ir.Value, ir.Block]:
+def launch(threads: int, block_threads: int) -> tuple[ir.Operation, ir.Value, ir.Operation]:
     """A launch of `threads` threads in 1-D blocks; returns it, each thread's linear id and
-    the block (inside the bounds check) where the work goes."""
+    the op (inside the bounds check) before which the work goes."""
     block_threads = max(1, min(block_threads, threads))
-    one = _index(1)
-    grid = _index(math.ceil(threads / block_threads))
-    launch = gpu.LaunchOp((grid, one, one), (_index(block_threads), one, one))
+    one = index_constant(1)
+    grid = index_constant(math.ceil(threads / block_threads))
+    launch = gpu.LaunchOp((grid, one, one), (index_constant(block_threads), one, one))
     body = launch.regions[0].blocks[0]
     with ir.InsertionPoint(body):
         block_id, thread_id = body.arguments[0], body.arguments[3]
-        linear = arith.addi(arith.muli(block_id, _index(block_threads)), thread_id)
+        linear = arith.addi(arith.muli(block_id, index_constant(block_threads)), thread_id)
         if threads % block_threads:
-            inside = arith.cmpi(arith.CmpIPredicate.ult, linear, _index(threads))
+            inside = arith.cmpi(arith.CmpIPredicate.ult, linear, index_constant(threads))
             guard = scf.IfOp(inside)
             with ir.InsertionPoint(guard.then_block):
                 work = scf.YieldOp([])
@@ -130,13 +146,13 @@ def _map_parallel(loop: ir.Operation, block_threads: int) -> None:
         max(0, math.ceil((hi - lo) / st)) for lo, hi, st in zip(lows, highs, steps, strict=True)
     ]
     with ir.InsertionPoint(loop), loop.location:
-        _, linear, work = _launch(max(1, math.prod(extents)), block_threads)
+        _, linear, work = launch(max(1, math.prod(extents)), block_threads)
         with ir.InsertionPoint(work):
             remaining, ivs = linear, []
             for extent, lo, st in reversed(list(zip(extents, lows, steps, strict=True))):
-                point = arith.remui(remaining, _index(extent))
-                remaining = arith.divui(remaining, _index(extent))
-                ivs.append(arith.addi(arith.muli(point, _index(st)), _index(lo)))
+                point = arith.remui(remaining, index_constant(extent))
+                remaining = arith.divui(remaining, index_constant(extent))
+                ivs.append(arith.addi(arith.muli(point, index_constant(st)), index_constant(lo)))
     body = loop.regions[0].blocks[0]
     for arg, iv in zip(body.arguments, reversed(ivs), strict=True):
         arg.replace_all_uses_with(iv)
@@ -148,7 +164,7 @@ def _map_parallel(loop: ir.Operation, block_threads: int) -> None:
 def _map_serial(ops: list[ir.Operation]) -> None:
     """Device work without parallel loops, in one thread."""
     with ir.InsertionPoint(ops[0]), ops[0].location:
-        _, _, work = _launch(1, 1)
+        _, _, work = launch(1, 1)
     for op in ops:
         op.move_before(work)
 

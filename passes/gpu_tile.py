@@ -17,14 +17,14 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from ..diagnostics import remark
-from .gpu_map_loops import copies_to_linalg
+from .gpu_map_loops import copies_to_linalg, vector_alignment
+from .gpu_row_kernels import realize_rows
 from .ir_query import find_ops
 from .registry import register_pass
 from .tile_configure import kernels, read_config
 from .tile_lower import TransformFailure, apply_transform, describe_kernel
 
 _OP_TAG = "gpu.tile_op"
-_ACCESS_BYTES = 16
 
 _CLEANUP = """    %fn = transform.structured.match ops{["func.func"]} in %root
         : (!transform.any_op) -> !transform.any_op
@@ -92,24 +92,19 @@ def _multiple_of(value: ir.Value, lanes: int) -> bool:
 
 
 def _set_alignment(kernel: ir.Operation) -> None:
-    """A vector access of up to 16 bytes is aligned to its size when the buffer's rows and
-    its innermost index are whole vectors apart (buffers start 16-byte aligned)."""
+    """Vector accesses at whole-vector indices carry their alignment."""
     for op in find_ops(kernel, lambda op: op.name in ("vector.load", "vector.store")):
         is_load = op.name == "vector.load"
         vector = ir.VectorType(op.result.type if is_load else op.operands[0].type)
         memref = op.operands[0] if is_load else op.operands[1]
         indices = list(op.operands[1:] if is_load else op.operands[2:])
-        if vector.rank != 1 or not indices:
+        if not indices or vector.rank != 1:
             continue
-        lanes = vector.shape[0]
-        size = lanes * max(1, ir.FloatType(vector.element_type).width // 8)
-        if size > _ACCESS_BYTES or size & (size - 1):
-            continue
-        strides, offset = ir.MemRefType(memref.type).get_strides_and_offset()
-        if strides[-1] != 1 or offset % lanes or any(s % lanes for s in strides[:-1]):
-            continue
-        if _multiple_of(indices[-1], lanes):
-            op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
+        alignment = vector_alignment(ir.MemRefType(memref.type), vector)
+        if alignment and _multiple_of(indices[-1], vector.shape[0]):
+            op.attributes["alignment"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), alignment
+            )
 
 
 def _realize_elementwise(kernel: ir.Operation, config: dict) -> None:
@@ -120,7 +115,7 @@ def _realize_elementwise(kernel: ir.Operation, config: dict) -> None:
     _set_alignment(kernel)
 
 
-_STRATEGIES = {"gpu_elementwise": _realize_elementwise}
+_STRATEGIES = {"gpu_elementwise": _realize_elementwise, "gpu_rows": realize_rows}
 
 
 @register_pass("gpu-tile", "Realize each kernel's GPU tile.config (vector accesses, ...)")

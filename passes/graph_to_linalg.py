@@ -467,9 +467,30 @@ def once_per_row(named_op, reduced: ir.Value) -> ir.Value:
     return named_op(reduced, outs=[lb.empty(t.shape, t.element_type)])
 
 
+def widen(x: ir.Value) -> ir.Value:
+    """A half-precision (f16, bf16) tensor as f32, for ops that accumulate over rows: a sum of
+    thousands of terms in 8 or 11 bits of mantissa is not the sum (PyTorch accumulates
+    these in f32 too). Elementwise fusion folds the extension into the reading kernel."""
+    t = lb.ranked(x)
+    if str(t.element_type) not in ("f16", "bf16"):
+        return x
+    f32 = ir.F32Type.get()
+    return lb.elementwise([x], t.shape, f32, lambda v: arith.extf(f32, v))
+
+
+def narrow(x: ir.Value, element: ir.Type) -> ir.Value:
+    """`x` rounded to the result's `element` type (the inverse of `widen`)."""
+    t = lb.ranked(x)
+    if t.element_type == element:
+        return x
+    return lb.elementwise([x], t.shape, element, lambda v: arith.truncf(element, v))
+
+
 @lowering("softmax")
 def lower_softmax(op):
-    return softmax(op.input, normalize_axis(op.axis, _out(op).rank), safe=op.safe)
+    out = _out(op)
+    result = softmax(widen(op.input), normalize_axis(op.axis, out.rank), safe=op.safe)
+    return narrow(result, out.element_type)
 
 
 def _mean_over(x: ir.Value, axes: list[int], count: int, plus: float = 0.0) -> ir.Value:
@@ -495,10 +516,10 @@ def lower_norm(op):
     full = list(range(t.rank))
     kept = full[:axis]
     count = math.prod(t.shape[axis:])
-    element = t.element_type
+    x = widen(op.input)
+    element = lb.ranked(x).element_type
     parallel = [lb.PARALLEL] * t.rank
     eps = op.epsilon
-    x = op.input
     if op.mnemonic == "layer_norm":
         mean = _mean_over(x, axes, count)
         x = lb.generic(
@@ -515,14 +536,15 @@ def lower_norm(op):
         scaled = arith.mulf(arith.mulf(v, inverse), gamma)
         return arith.addf(scaled, rest[0]) if len(rest) == 2 else scaled
 
-    params = [op.gamma] + ([op.beta] if op.mnemonic == "layer_norm" else [])
-    return lb.generic(
+    params = [widen(op.gamma)] + ([widen(op.beta)] if op.mnemonic == "layer_norm" else [])
+    normalized = lb.generic(
         [x, inverse_std, *params],
         lb.empty(t.shape, element),
         [full, kept] + [axes] * len(params) + [full],
         parallel,
         normalize,
     )
+    return narrow(normalized, t.element_type)
 
 
 @lowering("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")

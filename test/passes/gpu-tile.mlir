@@ -57,6 +57,123 @@ func.func private @halves(%x: memref<4096xf16>, %y: memref<4096xf16>, %u: memref
 
 // -----
 
+// gpu_rows, a warp a row (8 rows a block of 256): each lane holds its 8 vectors of 4 (the
+// 250 of a 1000-wide row, the last of them partial: loads and stores behind a bound, the
+// reductions masked with their identity), the max and the sum folded across lanes by five
+// xor shuffles each; the exponentials stay in registers and the result is stored once.
+// CHECK-LABEL: func.func private @softmax
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c16, {{.*}}) threads({{.*}}) in ({{.*}} = %c256,
+// CHECK-COUNT-7: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<127x1000xf32>, vector<4xf32>
+// CHECK: arith.cmpi ult, %{{.*}}, %c250
+// CHECK: scf.if
+// CHECK: vector.reduction <maxnumf>
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: math.exp {{.*}} : vector<4xf32>
+// CHECK: arith.select {{.*}} : vector<4xi1>, vector<4xf32>
+// CHECK: vector.reduction <add>
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: arith.divf %cst, {{.*}} : f32
+// CHECK-COUNT-7: vector.store {{.*}} {alignment = 16 : i64} : memref<127x1000xf32>, vector<4xf32>
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.alloc
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+func.func private @softmax(%x: memref<127x1000xf32>, %y: memref<127x1000xf32>)
+    attributes {tile.kernel = "reduction", tile.config = {strategy = "gpu_rows", block_threads = 256 : i64, rows_per_block = 8 : i64, vector_size = 4 : i64}} {
+  %one = arith.constant 1.000000e+00 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %row = memref.alloc() : memref<127xf32>
+  linalg.fill ins(%lowest : f32) outs(%row : memref<127xf32>)
+  linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<127x1000xf32>) outs(%row : memref<127xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maxnumf %in, %acc : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id, #red, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %row : memref<127x1000xf32>, memref<127xf32>) outs(%y : memref<127x1000xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%row : memref<127xf32>)
+  linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<127x1000xf32>) outs(%row : memref<127xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.reciprocal ins(%row : memref<127xf32>) outs(%row : memref<127xf32>)
+  linalg.generic {indexing_maps = [#id, #red, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %row : memref<127x1000xf32>, memref<127xf32>) outs(%y : memref<127x1000xf32>) {
+  ^bb0(%in: f32, %r: f32, %out: f32):
+    %p = arith.mulf %in, %r : f32
+    linalg.yield %p : f32
+  }
+  return
+}
+
+// -----
+
+// A block a row (rows of 8192 bf16, 256 threads): bf16 read as 8-element vectors and
+// widened, the sum folded across each warp by shuffles, then across the 8 warps through
+// shared memory (a workgroup attribution of one f32 a warp) behind a barrier; gamma is
+// read as a column vector; the result is narrowed and stored as bf16 vectors.
+// CHECK-LABEL: func.func private @rms_norm
+// CHECK: gpu.launch {{.*}} workgroup(%[[SHARED:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-4: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<64x8192xbf16>, vector<8xbf16>
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: memref.store {{.*}}, %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[SHARED]]
+// CHECK: math.rsqrt
+// CHECK: vector.load %arg1{{.*}} : memref<8192xbf16>, vector<8xbf16>
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<64x8192xbf16>, vector<8xbf16>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+#id1 = affine_map<(d0) -> (d0)>
+func.func private @rms_norm(%x: memref<64x8192xbf16>, %g: memref<8192xbf16>, %y: memref<64x8192xbf16>)
+    attributes {tile.kernel = "reduction", tile.config = {strategy = "gpu_rows", block_threads = 256 : i64, rows_per_block = 1 : i64, vector_size = 8 : i64}} {
+  %zero = arith.constant 0.000000e+00 : f32
+  %scale = arith.constant 1.22070313E-4 : f32
+  %eps = arith.constant 9.99999997E-7 : f32
+  %sum = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<64xf32>)
+  linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<64x8192xbf16>) outs(%sum : memref<64xf32>) {
+  ^bb0(%in: bf16, %acc: f32):
+    %w = arith.extf %in : bf16 to f32
+    %q = arith.mulf %w, %w : f32
+    %s = arith.addf %q, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%sum : memref<64xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %scale : f32
+    %e = arith.addf %m, %eps : f32
+    %r = math.rsqrt %e : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #red, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum, %g : memref<64x8192xbf16>, memref<64xf32>, memref<8192xbf16>) outs(%y : memref<64x8192xbf16>) {
+  ^bb0(%in: bf16, %r: f32, %gamma: bf16, %out: bf16):
+    %w = arith.extf %in : bf16 to f32
+    %gw = arith.extf %gamma : bf16 to f32
+    %n = arith.mulf %w, %r : f32
+    %p = arith.mulf %n, %gw : f32
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
 // Kernels of other strategies are not touched here; a kernel without a configuration neither.
 // CHECK-LABEL: func.func private @rows
 // CHECK: linalg.generic

@@ -1,0 +1,492 @@
+"""Row kernels on the GPU: the `gpu_rows` strategy of `--gpu-tile` (softmax, layer_norm,
+rms_norm, and any kernel whose ops work row by row over the same rows).
+
+A row kernel after bufferization is a sequence of linalg ops over `[rows..., cols]`: row
+reductions (`[rows..., cols] -> [rows...]`), elementwise ops over whole rows that may read
+row values (a max, a mean) and column vectors (gamma, beta), and ops on row values alone.
+This module writes it as one launch in which `threads_per_row` threads (a warp, or a block)
+own a row: each lane holds its share of the row in registers as `vector_size`-element chunks
+(lane l has vectors l, l + threads, ...), loaded from global memory once with 16-byte
+accesses; elementwise ops are the linalg bodies applied to the chunks; a reduction folds a
+lane's chunks, then the warp's lanes through butterfly shuffles, then (a block per row) the
+warps through shared memory. Only the buffers the kernel returns are stored, once: the
+intermediate rows the linalg form wrote to memory stay in registers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import arith, gpu, memref, scf, vector
+
+from .gpu_map_loops import index_constant, launch, vector_alignment
+from .tile_lower import TransformFailure
+
+WARP = 32
+MAX_CHUNKS = 16  # vectors a lane keeps in registers; longer rows take the loop form
+
+# A reduction body's last op, as (vector.reduction kind, identity).
+_COMBINERS = {
+    "arith.addf": (vector.CombiningKind.ADD, 0.0),
+    "arith.mulf": (vector.CombiningKind.MUL, 1.0),
+    "arith.maxnumf": (vector.CombiningKind.MAXNUMF, -math.inf),
+    "arith.maximumf": (vector.CombiningKind.MAXIMUMF, -math.inf),
+    "arith.minnumf": (vector.CombiningKind.MINNUMF, math.inf),
+    "arith.minimumf": (vector.CombiningKind.MINIMUMF, math.inf),
+}
+
+
+def _i32(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(32), value).result
+
+
+def _splat(value: float, vector_type: ir.VectorType) -> ir.Value:
+    element = vector_type.element_type
+    return arith.ConstantOp(
+        vector_type, ir.DenseElementsAttr.get_splat(vector_type, ir.FloatAttr.get(element, value))
+    ).result
+
+
+def _attributes(op: ir.Operation) -> dict[str, ir.Attribute]:
+    return {name: op.attributes[name] for name in op.attributes}
+
+
+def _map_results(generic: ir.Operation) -> list[list]:
+    """Each operand's indexing map as a list of dim positions (or 0 for a constant 0)."""
+    positions = []
+    for attr in ir.ArrayAttr(generic.attributes["indexing_maps"]):
+        dims = []
+        for expr in ir.AffineMapAttr(attr).value.results:
+            if isinstance(expr, ir.AffineDimExpr):
+                dims.append(expr.position)
+            elif isinstance(expr, ir.AffineConstantExpr) and expr.value == 0:
+                dims.append(None)
+            else:
+                raise TransformFailure("an operand is read through a non-trivial indexing map")
+        positions.append(dims)
+    return positions
+
+
+class RowKernel:
+    """Generates the launch of one row kernel; `TransformFailure` when it is not one."""
+
+    def __init__(self, kernel: ir.Operation, config: dict):
+        self.kernel = kernel
+        self.body = kernel.regions[0].blocks[0]
+        self.ops = [op.operation for op in self.body.operations]
+        self.generics = [op for op in self.ops if op.name == "linalg.generic"]
+        allowed = {"arith.constant", "memref.alloc", "linalg.generic", "func.return"}
+        for op in self.ops:
+            if op.name not in allowed:
+                raise TransformFailure(f"'{op.name}' in a row kernel")
+        self._find_rows()
+        self.lanes = config.get("vector_size", 1)
+        while self.cols % self.lanes:
+            self.lanes //= 2
+        rows_per_block = config.get("rows_per_block", 1)
+        self.block_threads = config.get("block_threads", WARP * rows_per_block)
+        self.threads = self.block_threads // rows_per_block  # a row's threads
+        if self.threads % WARP and self.threads > WARP:
+            raise TransformFailure(f"{self.threads} threads a row is not whole warps")
+        self.vectors = self.cols // self.lanes
+        self.chunks = math.ceil(self.vectors / self.threads)
+        if self.chunks > MAX_CHUNKS:
+            raise TransformFailure(f"rows of {self.cols} take {self.chunks} vectors a lane")
+        self.reductions = sum(1 for op in self.generics if self._is_reduction(op))
+        self.state: dict = {}  # buffer -> ("full", [chunks]) or ("row", scalar)
+        self.written: list = []
+        self._broadcasts: dict = {}
+
+    # -- analysis --------------------------------------------------------------------------
+
+    @staticmethod
+    def _is_reduction(op: ir.Operation) -> bool:
+        return any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"]))
+
+    def _find_rows(self) -> None:
+        shapes = set()
+        for op in self.generics:
+            iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+            if self._is_reduction(op):
+                if [("reduction" in it) for it in iterators] != [False] * (len(iterators) - 1) + [
+                    True
+                ]:
+                    raise TransformFailure("a reduction over other than the innermost dim")
+                shapes.add(tuple(self._domain(op)))
+        if len(shapes) != 1:
+            raise TransformFailure("not one row shape for the kernel's reductions")
+        self.shape = list(shapes.pop())
+        self.lead = self.shape[:-1]
+        self.cols = self.shape[-1]
+        self.rows = math.prod(self.lead)
+
+    @staticmethod
+    def _domain(op: ir.Operation) -> list[int]:
+        """The iteration space's static extents, read off the operands."""
+        extents: dict[int, int] = {}
+        for value, dims in zip(op.operands, _map_results(op), strict=True):
+            if not isinstance(value.type, ir.ShapedType):
+                continue
+            for extent, dim in zip(ir.ShapedType(value.type).shape, dims, strict=True):
+                if dim is not None:
+                    extents[dim] = extent
+        return [extents[d] for d in range(len(extents))]
+
+    def _kind(self, dims: list, full: bool) -> str:
+        lead = list(range(len(self.lead)))
+        if full and dims == [*lead, len(self.lead)]:
+            return "full"
+        if dims == lead or dims == [*lead, None]:
+            return "row"
+        if full and dims == [len(self.lead)]:
+            return "col"
+        raise TransformFailure(f"an operand indexed as {dims} in a row kernel")
+
+    # -- code ------------------------------------------------------------------------------
+
+    def generate(self) -> None:
+        with ir.InsertionPoint(self.ops[-1]):
+            self.launch, linear, work = launch(self.rows * self.threads, self.block_threads)
+        if self.threads > WARP and self.reductions:
+            self._shared = self._workgroup_buffer()
+        with ir.InsertionPoint(work):
+            threads = index_constant(self.threads)
+            self.lane = arith.remui(linear, threads)
+            row = arith.divui(linear, threads)
+            self.row_index = []
+            for extent in reversed(self.lead):
+                self.row_index.insert(0, arith.remui(row, index_constant(extent)))
+                row = arith.divui(row, index_constant(extent))
+            self.vector_index = [
+                arith.addi(index_constant(k * self.threads), self.lane) for k in range(self.chunks)
+            ]
+            self.reduction_slot = 0
+            for op in self.generics:
+                if self._is_reduction(op):
+                    self._reduce(op)
+                else:
+                    self._elementwise(op)
+            self._store_results()
+        allocations = [op for op in self.ops if op.name == "memref.alloc"]
+        for op in self.generics:
+            op.erase()
+        for op in allocations:
+            if not list(op.result.uses):
+                op.erase()
+
+    def _workgroup_buffer(self) -> ir.Value:
+        warps = self.threads // WARP
+        space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+        element = ir.F32Type.get()
+        buffer_type = ir.MemRefType.get([self.reductions * warps], element, memory_space=space)
+        body = self.launch.regions[0].blocks[0]
+        argument = body.add_argument(buffer_type, self.launch.location)
+        self.launch.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), 1
+        )
+        return argument
+
+    def _valid(self, k: int) -> ir.Value | None:
+        """Whether this lane's chunk k lies in the row (None: always)."""
+        if (k + 1) * self.threads <= self.vectors:
+            return None
+        return arith.cmpi(
+            arith.CmpIPredicate.ult, self.vector_index[k], index_constant(self.vectors)
+        )
+
+    def _vector_type(self, element: ir.Type) -> ir.VectorType:
+        return ir.VectorType.get([self.lanes], element)
+
+    def _column(self, k: int) -> ir.Value:
+        return arith.muli(self.vector_index[k], index_constant(self.lanes))
+
+    def _load_chunks(self, buffer: ir.Value, kind: str) -> list[ir.Value]:
+        memref_type = ir.MemRefType(buffer.type)
+        vector_type = self._vector_type(memref_type.element_type)
+        chunks = []
+        for k in range(self.chunks):
+            indices = ([*self.row_index] if kind == "full" else []) + [self._column(k)]
+            valid = self._valid(k)
+            if valid is None:
+                chunks.append(self._vector_load(vector_type, buffer, indices))
+                continue
+            branch = scf.IfOp(valid, [vector_type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([self._vector_load(vector_type, buffer, indices)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([_splat(0.0, vector_type)])
+            chunks.append(branch.results[0])
+        return chunks
+
+    def _vector_load(self, vector_type, buffer, indices) -> ir.Value:
+        load = vector.LoadOp(vector_type, buffer, indices)
+        self._align(load.operation, buffer, vector_type)
+        return load.result
+
+    @staticmethod
+    def _align(op: ir.Operation, buffer: ir.Value, vector_type: ir.VectorType) -> None:
+        alignment = vector_alignment(ir.MemRefType(buffer.type), vector_type)
+        if alignment:
+            op.attributes["alignment"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), alignment
+            )
+
+    def _row_indices(self, buffer: ir.Value) -> list[ir.Value]:
+        rank = ir.MemRefType(buffer.type).rank
+        extra = [index_constant(0)] * (rank - len(self.lead))
+        return [*self.row_index, *extra]
+
+    def _read(self, buffer: ir.Value, kind: str):
+        """A buffer's value for this row: registers, or loaded once from memory."""
+        if kind == "col":
+            if buffer not in self.state:
+                self.state[buffer] = ("col", self._load_chunks(buffer, "col"))
+            return self.state[buffer][1]
+        if buffer in self.state:
+            state_kind, value = self.state[buffer]
+            if state_kind != kind:
+                raise TransformFailure("a buffer read both as rows and as row values")
+            return value
+        if kind == "full":
+            value = self._load_chunks(buffer, "full")
+        else:
+            value = memref.LoadOp(buffer, self._row_indices(buffer)).result
+        self.state[buffer] = (kind, value)
+        return value
+
+    def _write(self, buffer: ir.Value, kind: str, value) -> None:
+        if kind == "col":
+            raise TransformFailure("a row kernel writes a column vector")
+        self.state[buffer] = (kind, value)
+        if buffer not in self.written:
+            self.written.append(buffer)
+
+    def _broadcast(self, value: ir.Value, lanes: int) -> ir.Value:
+        key = (value, lanes)
+        if key not in self._broadcasts:
+            self._broadcasts[key] = vector.BroadcastOp(
+                ir.VectorType.get([lanes], value.type), value
+            ).result
+        return self._broadcasts[key]
+
+    def _clone_body(self, generic: ir.Operation, arguments: list, lanes: int | None, stop=None):
+        """The generic's body on `arguments` (vectors of `lanes` or scalars); returns the
+        yielded values and the value map. Ops from `stop` on are not cloned."""
+        block = generic.regions[0].blocks[0]
+        mapping = dict(zip(block.arguments, arguments, strict=True))
+
+        def lookup(value):
+            if value in mapping:
+                return mapping[value]
+            if lanes is not None:  # defined outside the body: a scalar for every lane
+                return self._broadcast(value, lanes)
+            return value
+
+        for view in block.operations:
+            op = view.operation
+            if stop is not None and op == stop:
+                return None, mapping, lookup
+            if op.name == "linalg.yield":
+                return [lookup(v) for v in op.operands], mapping, lookup
+            if len(op.regions) or op.name == "linalg.index":
+                raise TransformFailure(f"'{op.name}' in a row kernel's body")
+            if not op.operands:  # a constant: as a scalar, broadcast where vectors use it
+                attributes = _attributes(op)
+                scalar = ir.Operation.create(
+                    op.name, results=[op.results[0].type], attributes=attributes
+                ).results[0]
+                mapping[op.results[0]] = self._broadcast(scalar, lanes) if lanes else scalar
+                continue
+            types = [
+                ir.VectorType.get([lanes], r.type) if lanes is not None else r.type
+                for r in op.results
+            ]
+            attributes = _attributes(op)
+            clone = ir.Operation.create(
+                op.name,
+                results=types,
+                operands=[lookup(v) for v in op.operands],
+                attributes=attributes,
+                loc=op.location,
+            )
+            for old, new in zip(op.results, clone.results, strict=True):
+                mapping[old] = new
+        raise TransformFailure("a linalg body without a yield")
+
+    def _elementwise(self, op: ir.Operation) -> None:
+        dims = _map_results(op)
+        domain = self._domain(op)
+        full = domain == self.shape
+        if not full and domain != self.lead:
+            raise TransformFailure(f"an op over {domain} in a kernel of rows {self.shape}")
+        block = op.regions[0].blocks[0]
+        outputs = self._outputs(op)
+        n_inputs = len(op.operands) - len(outputs)
+        kinds = [
+            self._kind(d, full) if isinstance(v.type, ir.ShapedType) else "scalar"
+            for v, d in zip(op.operands, dims, strict=True)
+        ]
+        if not full:
+            arguments = [
+                None
+                if i >= n_inputs and not list(arg.uses)
+                else self._read(v, k)
+                if k != "scalar"
+                else v
+                for i, (v, k, arg) in enumerate(
+                    zip(op.operands, kinds, block.arguments, strict=True)
+                )
+            ]
+            results, _, _ = self._clone_body(op, arguments, None)
+            for buffer, result in zip(outputs, results, strict=True):
+                self._write(buffer, "row", result)
+            return
+        new_chunks = [[] for _ in outputs]
+        for k in range(self.chunks):
+            arguments = []
+            for i, (value, kind) in enumerate(zip(op.operands, kinds, strict=True)):
+                if i >= n_inputs and not list(block.arguments[i].uses):
+                    arguments.append(None)  # an output that is only written
+                elif kind in ("full", "col"):
+                    arguments.append(self._read(value, kind)[k])
+                elif kind == "row":
+                    arguments.append(self._broadcast(self._read(value, "row"), self.lanes))
+                else:
+                    arguments.append(self._broadcast(value, self.lanes))
+            results, _, _ = self._clone_body(op, arguments, self.lanes)
+            for chunks, result in zip(new_chunks, results, strict=True):
+                chunks.append(result)
+        for buffer, kind, chunks in zip(outputs, kinds[n_inputs:], new_chunks, strict=True):
+            if kind != "full":
+                raise TransformFailure("an elementwise op over rows writes a partial buffer")
+            self._write(buffer, "full", chunks)
+
+    @staticmethod
+    def _outputs(op: ir.Operation) -> list[ir.Value]:
+        segments = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
+        return list(op.operands)[segments[0] :]
+
+    def _reduce(self, op: ir.Operation) -> None:
+        outputs = self._outputs(op)
+        if len(outputs) != 1:
+            raise TransformFailure("a reduction with several results")
+        block = op.regions[0].blocks[0]
+        yield_op = list(block.operations)[-1].operation
+        combiner = yield_op.operands[0].owner
+        combiner = getattr(combiner, "operation", combiner)
+        accumulator = block.arguments[-1]
+        if (
+            not isinstance(combiner, ir.Operation)
+            or combiner.name not in _COMBINERS
+            or accumulator not in list(combiner.operands)
+            or len(list(accumulator.uses)) != 1
+        ):
+            raise TransformFailure("a reduction whose body is not a map and a known combiner")
+        kind, identity = _COMBINERS[combiner.name]
+        mapped_operand = [v for v in combiner.operands if v != accumulator][0]
+        dims = _map_results(op)
+        kinds = [
+            self._kind(d, True) if isinstance(v.type, ir.ShapedType) else "scalar"
+            for v, d in zip(op.operands, dims, strict=True)
+        ]
+        partial = None
+        for k in range(self.chunks):
+            arguments = []
+            for value, value_kind in zip(list(op.operands)[:-1], kinds[:-1], strict=True):
+                if value_kind in ("full", "col"):
+                    arguments.append(self._read(value, value_kind)[k])
+                elif value_kind == "row":
+                    arguments.append(self._broadcast(self._read(value, "row"), self.lanes))
+                else:
+                    arguments.append(self._broadcast(value, self.lanes))
+            _, mapping, lookup = self._clone_body(op, [*arguments, None], self.lanes, combiner)
+            mapped = lookup(mapped_operand)
+            valid = self._valid(k)
+            if valid is not None:
+                mask = vector.BroadcastOp(
+                    ir.VectorType.get([self.lanes], ir.IntegerType.get_signless(1)), valid
+                ).result
+                mapped = arith.select(mask, mapped, _splat(identity, ir.VectorType(mapped.type)))
+            partial = mapped if partial is None else self._combine(combiner, mapped, partial)
+        element = ir.VectorType(partial.type).element_type
+        total = vector.ReductionOp(element, kind, partial).result
+        total = self._across_lanes(combiner, total)
+        initial = self._read(outputs[0], "row")
+        self._write(outputs[0], "row", self._combine(combiner, total, initial))
+
+    @staticmethod
+    def _combine(combiner: ir.Operation, a: ir.Value, b: ir.Value) -> ir.Value:
+        attributes = _attributes(combiner)
+        return ir.Operation.create(
+            combiner.name, results=[a.type], operands=[a, b], attributes=attributes
+        ).results[0]
+
+    def _across_lanes(self, combiner: ir.Operation, value: ir.Value) -> ir.Value:
+        """The combination of `value` over a row's threads, in every thread."""
+        width = min(self.threads, WARP)
+        offset = width // 2
+        while offset:
+            shuffled = gpu.ShuffleOp(value, _i32(offset), _i32(WARP), gpu.ShuffleMode.XOR).results[
+                0
+            ]
+            value = self._combine(combiner, value, shuffled)
+            offset //= 2
+        if self.threads <= WARP:
+            return value
+        warps = self.threads // WARP
+        base = self.reduction_slot * warps
+        self.reduction_slot += 1
+        warp = arith.divui(self.lane, index_constant(WARP))
+        first_lane = arith.cmpi(
+            arith.CmpIPredicate.eq,
+            arith.remui(self.lane, index_constant(WARP)),
+            index_constant(0),
+        )
+        stored = value
+        if value.type != ir.F32Type.get():
+            stored = arith.extf(ir.F32Type.get(), value)
+        branch = scf.IfOp(first_lane)
+        with ir.InsertionPoint(branch.then_block):
+            memref.StoreOp(stored, self._shared, [arith.addi(warp, index_constant(base))])
+            scf.YieldOp([])
+        gpu.BarrierOp()
+        total = None
+        for w in range(warps):
+            part = memref.LoadOp(self._shared, [index_constant(base + w)]).result
+            if value.type != part.type:
+                part = arith.truncf(value.type, part)
+            total = part if total is None else self._combine(combiner, total, part)
+        return total
+
+    def _store_results(self) -> None:
+        arguments = list(self.body.arguments)
+        for buffer in self.written:
+            if buffer not in arguments:
+                continue  # a temporary: it lived in registers
+            kind, value = self.state[buffer]
+            if kind == "full":
+                for k, chunk in enumerate(value):
+                    indices = [*self.row_index, self._column(k)]
+                    valid = self._valid(k)
+                    if valid is None:
+                        self._vector_store(chunk, buffer, indices)
+                        continue
+                    branch = scf.IfOp(valid)
+                    with ir.InsertionPoint(branch.then_block):
+                        self._vector_store(chunk, buffer, indices)
+                        scf.YieldOp([])
+            else:
+                first = arith.cmpi(arith.CmpIPredicate.eq, self.lane, index_constant(0))
+                branch = scf.IfOp(first)
+                with ir.InsertionPoint(branch.then_block):
+                    memref.StoreOp(value, buffer, self._row_indices(buffer))
+                    scf.YieldOp([])
+
+    def _vector_store(self, chunk: ir.Value, buffer: ir.Value, indices) -> None:
+        store = vector.StoreOp(chunk, buffer, indices)
+        self._align(store.operation, buffer, ir.VectorType(chunk.type))
+
+
+def realize_rows(kernel: ir.Operation, config: dict) -> None:
+    RowKernel(kernel, config).generate()
