@@ -68,6 +68,48 @@ def _map_results(generic: ir.Operation) -> list[list]:
     return positions
 
 
+def clone_body(generic: ir.Operation, arguments: list, lanes: int | None, broadcast, stop=None):
+    """A linalg body on `arguments` (vectors of `lanes` elements, or scalars for None);
+    returns the yielded values, the value map and the lookup it used. Values from outside
+    the body go through `broadcast(value, lanes)` where vectors use them. Ops from `stop`
+    on are not cloned."""
+    block = generic.regions[0].blocks[0]
+    mapping = dict(zip(block.arguments, arguments, strict=True))
+
+    def lookup(value):
+        if value in mapping:
+            return mapping[value]
+        return broadcast(value, lanes) if lanes is not None else value
+
+    for view in block.operations:
+        op = view.operation
+        if stop is not None and op == stop:
+            return None, mapping, lookup
+        if op.name == "linalg.yield":
+            return [lookup(v) for v in op.operands], mapping, lookup
+        if len(op.regions) or op.name == "linalg.index":
+            raise TransformFailure(f"'{op.name}' in a kernel body")
+        if not op.operands:  # a constant: as a scalar, broadcast where vectors use it
+            scalar = ir.Operation.create(
+                op.name, results=[op.results[0].type], attributes=_attributes(op)
+            ).results[0]
+            mapping[op.results[0]] = broadcast(scalar, lanes) if lanes else scalar
+            continue
+        types = [
+            ir.VectorType.get([lanes], r.type) if lanes is not None else r.type for r in op.results
+        ]
+        clone = ir.Operation.create(
+            op.name,
+            results=types,
+            operands=[lookup(v) for v in op.operands],
+            attributes=_attributes(op),
+            loc=op.location,
+        )
+        for old, new in zip(op.results, clone.results, strict=True):
+            mapping[old] = new
+    raise TransformFailure("a linalg body without a yield")
+
+
 class RowKernel:
     """Generates the launch of one row kernel; `TransformFailure` when it is not one."""
 
@@ -270,50 +312,6 @@ class RowKernel:
             ).result
         return self._broadcasts[key]
 
-    def _clone_body(self, generic: ir.Operation, arguments: list, lanes: int | None, stop=None):
-        """The generic's body on `arguments` (vectors of `lanes` or scalars); returns the
-        yielded values and the value map. Ops from `stop` on are not cloned."""
-        block = generic.regions[0].blocks[0]
-        mapping = dict(zip(block.arguments, arguments, strict=True))
-
-        def lookup(value):
-            if value in mapping:
-                return mapping[value]
-            if lanes is not None:  # defined outside the body: a scalar for every lane
-                return self._broadcast(value, lanes)
-            return value
-
-        for view in block.operations:
-            op = view.operation
-            if stop is not None and op == stop:
-                return None, mapping, lookup
-            if op.name == "linalg.yield":
-                return [lookup(v) for v in op.operands], mapping, lookup
-            if len(op.regions) or op.name == "linalg.index":
-                raise TransformFailure(f"'{op.name}' in a row kernel's body")
-            if not op.operands:  # a constant: as a scalar, broadcast where vectors use it
-                attributes = _attributes(op)
-                scalar = ir.Operation.create(
-                    op.name, results=[op.results[0].type], attributes=attributes
-                ).results[0]
-                mapping[op.results[0]] = self._broadcast(scalar, lanes) if lanes else scalar
-                continue
-            types = [
-                ir.VectorType.get([lanes], r.type) if lanes is not None else r.type
-                for r in op.results
-            ]
-            attributes = _attributes(op)
-            clone = ir.Operation.create(
-                op.name,
-                results=types,
-                operands=[lookup(v) for v in op.operands],
-                attributes=attributes,
-                loc=op.location,
-            )
-            for old, new in zip(op.results, clone.results, strict=True):
-                mapping[old] = new
-        raise TransformFailure("a linalg body without a yield")
-
     def _elementwise(self, op: ir.Operation) -> None:
         dims = _map_results(op)
         domain = self._domain(op)
@@ -338,7 +336,7 @@ class RowKernel:
                     zip(op.operands, kinds, block.arguments, strict=True)
                 )
             ]
-            results, _, _ = self._clone_body(op, arguments, None)
+            results, _, _ = clone_body(op, arguments, None, self._broadcast)
             for buffer, result in zip(outputs, results, strict=True):
                 self._write(buffer, "row", result)
             return
@@ -354,7 +352,7 @@ class RowKernel:
                     arguments.append(self._broadcast(self._read(value, "row"), self.lanes))
                 else:
                     arguments.append(self._broadcast(value, self.lanes))
-            results, _, _ = self._clone_body(op, arguments, self.lanes)
+            results, _, _ = clone_body(op, arguments, self.lanes, self._broadcast)
             for chunks, result in zip(new_chunks, results, strict=True):
                 chunks.append(result)
         for buffer, kind, chunks in zip(outputs, kinds[n_inputs:], new_chunks, strict=True):
@@ -400,7 +398,9 @@ class RowKernel:
                     arguments.append(self._broadcast(self._read(value, "row"), self.lanes))
                 else:
                     arguments.append(self._broadcast(value, self.lanes))
-            _, mapping, lookup = self._clone_body(op, [*arguments, None], self.lanes, combiner)
+            _, mapping, lookup = clone_body(
+                op, [*arguments, None], self.lanes, self._broadcast, combiner
+            )
             mapped = lookup(mapped_operand)
             valid = self._valid(k)
             if valid is not None:

@@ -69,6 +69,7 @@ def merge_gpu_modules(module: ir.Operation) -> None:
             )
             kernel.attributes["sym_name"] = ir.StringAttr.get(new_name, module.context)
             renamed[(module_name, kernel_name)] = new_name
+            _align_workgroup_memory(kernel.operation)
             target_block.append(kernel.operation)
         gpu_module.operation.erase()
 
@@ -83,6 +84,21 @@ def merge_gpu_modules(module: ir.Operation) -> None:
         return ir.WalkResult.ADVANCE
 
     module.walk(retarget)
+
+
+WORKGROUP_ALIGNMENT = 16  # bytes: vector accesses to shared memory (ld.shared.v4) need it
+
+
+def _align_workgroup_memory(kernel: ir.Operation) -> None:
+    """Shared memory buffers 16-byte aligned: the default is their element's alignment, and
+    the backend combines their accesses into 16-byte ones (ldmatrix, ld.shared.v4)."""
+    if "workgroup_attributions" not in kernel.attributes:
+        return
+    count = ir.IntegerAttr(kernel.attributes["workgroup_attributions"]).value
+    align = ir.DictAttr.get(
+        {"llvm.align": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), WORKGROUP_ALIGNMENT)}
+    )
+    kernel.attributes["workgroup_attrib_attrs"] = ir.ArrayAttr.get([align] * count)
 
 
 def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
