@@ -17,20 +17,12 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from .diagnostics import CompileError, Diagnostic, source_pos
+from .passes.gpu_map_loops import VIEWS
 from .runtime.abi import Signature
 from .runtime.gpu_artifact import Argument, Buffer, FunctionPlan, Launch
 
 WORKSPACE_ALIGNMENT = 256  # bytes: what cudaMalloc gives, and more than any vector access
 
-_VIEWS = frozenset(
-    {
-        "memref.subview",
-        "memref.expand_shape",
-        "memref.collapse_shape",
-        "memref.reinterpret_cast",
-        "memref.cast",
-    }
-)
 _IGNORED = frozenset({"memref.dealloc", "func.return"})
 
 
@@ -153,7 +145,7 @@ def function_plan(fn: ir.Operation, signature: Signature, constants: _Constants)
             buffer_of[op.result] = len(plan.buffers)
             size = buffer_bytes(ir.MemRefType(op.result.type))
             plan.buffers.append(Buffer("constant", size, number))
-        elif op.name in _VIEWS:
+        elif op.name in VIEWS:
             buffer_of[op.result] = buffer_of[op.operands[0]]
         elif op.name == "gpu.launch_func":
             plan.launches.append(_launch(op, buffer_of, scalars))

@@ -26,25 +26,28 @@ from .registry import PassFailure, register_pass, reject
 
 DEFAULT_BLOCK_THREADS = 256
 
-# Ops that stay on the host: they allocate, view or name buffers, or are the plan itself.
-HOST_OPS = frozenset(
+# Views of buffers: no device work, the host passes the base address.
+VIEWS = frozenset(
     {
-        "arith.constant",
-        "memref.alloc",
-        "memref.alloca",
-        "memref.dealloc",
-        "memref.get_global",
         "memref.subview",
         "memref.expand_shape",
         "memref.collapse_shape",
         "memref.reinterpret_cast",
         "memref.cast",
-        "func.call",
-        "func.return",
-        "gpu.launch",
-        "gpu.launch_func",
     }
 )
+# Ops that stay on the host: they allocate, view or name buffers, or are the plan itself.
+HOST_OPS = VIEWS | {
+    "arith.constant",
+    "memref.alloc",
+    "memref.alloca",
+    "memref.dealloc",
+    "memref.get_global",
+    "func.call",
+    "func.return",
+    "gpu.launch",
+    "gpu.launch_func",
+}
 
 
 def copies_to_linalg(module: ir.Operation) -> None:

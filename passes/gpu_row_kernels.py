@@ -20,7 +20,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .gpu_map_loops import index_constant, launch, vector_alignment
+from .gpu_map_loops import VIEWS, index_constant, launch, vector_alignment
 from .tile_lower import TransformFailure
 
 WARP = 32
@@ -41,18 +41,18 @@ def _i32(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IntegerType.get_signless(32), value).result
 
 
-def _splat(value: float, vector_type: ir.VectorType) -> ir.Value:
+def splat(value: float, vector_type: ir.VectorType) -> ir.Value:
     element = vector_type.element_type
     return arith.ConstantOp(
         vector_type, ir.DenseElementsAttr.get_splat(vector_type, ir.FloatAttr.get(element, value))
     ).result
 
 
-def _attributes(op: ir.Operation) -> dict[str, ir.Attribute]:
+def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
     return {name: op.attributes[name] for name in op.attributes}
 
 
-def _map_results(generic: ir.Operation) -> list[list]:
+def map_dims(generic: ir.Operation) -> list[list]:
     """Each operand's indexing map as a list of dim positions (or 0 for a constant 0)."""
     positions = []
     for attr in ir.ArrayAttr(generic.attributes["indexing_maps"]):
@@ -68,11 +68,18 @@ def _map_results(generic: ir.Operation) -> list[list]:
     return positions
 
 
-def clone_body(generic: ir.Operation, arguments: list, lanes: int | None, broadcast, stop=None):
+def clone_body(
+    generic: ir.Operation,
+    arguments: list,
+    lanes: int | None,
+    broadcast,
+    stop=None,
+    fastmath: ir.Attribute | None = None,
+):
     """A linalg body on `arguments` (vectors of `lanes` elements, or scalars for None);
     returns the yielded values, the value map and the lookup it used. Values from outside
     the body go through `broadcast(value, lanes)` where vectors use them. Ops from `stop`
-    on are not cloned."""
+    on are not cloned; ops with fastmath flags take `fastmath` where given."""
     block = generic.regions[0].blocks[0]
     mapping = dict(zip(block.arguments, arguments, strict=True))
 
@@ -91,18 +98,21 @@ def clone_body(generic: ir.Operation, arguments: list, lanes: int | None, broadc
             raise TransformFailure(f"'{op.name}' in a kernel body")
         if not op.operands:  # a constant: as a scalar, broadcast where vectors use it
             scalar = ir.Operation.create(
-                op.name, results=[op.results[0].type], attributes=_attributes(op)
+                op.name, results=[op.results[0].type], attributes=attributes_of(op)
             ).results[0]
             mapping[op.results[0]] = broadcast(scalar, lanes) if lanes else scalar
             continue
         types = [
             ir.VectorType.get([lanes], r.type) if lanes is not None else r.type for r in op.results
         ]
+        attributes = attributes_of(op)
+        if fastmath is not None and "fastmath" in attributes:
+            attributes["fastmath"] = fastmath
         clone = ir.Operation.create(
             op.name,
             results=types,
             operands=[lookup(v) for v in op.operands],
-            attributes=_attributes(op),
+            attributes=attributes,
             loc=op.location,
         )
         for old, new in zip(op.results, clone.results, strict=True):
@@ -118,7 +128,7 @@ class RowKernel:
         self.body = kernel.regions[0].blocks[0]
         self.ops = [op.operation for op in self.body.operations]
         self.generics = [op for op in self.ops if op.name == "linalg.generic"]
-        allowed = {"arith.constant", "memref.alloc", "linalg.generic", "func.return"}
+        allowed = {"arith.constant", "memref.alloc", "linalg.generic", "func.return", *VIEWS}
         for op in self.ops:
             if op.name not in allowed:
                 raise TransformFailure(f"'{op.name}' in a row kernel")
@@ -167,7 +177,7 @@ class RowKernel:
     def _domain(op: ir.Operation) -> list[int]:
         """The iteration space's static extents, read off the operands."""
         extents: dict[int, int] = {}
-        for value, dims in zip(op.operands, _map_results(op), strict=True):
+        for value, dims in zip(op.operands, map_dims(op), strict=True):
             if not isinstance(value.type, ir.ShapedType):
                 continue
             for extent, dim in zip(ir.ShapedType(value.type).shape, dims, strict=True):
@@ -257,7 +267,7 @@ class RowKernel:
             with ir.InsertionPoint(branch.then_block):
                 scf.YieldOp([self._vector_load(vector_type, buffer, indices)])
             with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([_splat(0.0, vector_type)])
+                scf.YieldOp([splat(0.0, vector_type)])
             chunks.append(branch.results[0])
         return chunks
 
@@ -313,7 +323,7 @@ class RowKernel:
         return self._broadcasts[key]
 
     def _elementwise(self, op: ir.Operation) -> None:
-        dims = _map_results(op)
+        dims = map_dims(op)
         domain = self._domain(op)
         full = domain == self.shape
         if not full and domain != self.lead:
@@ -383,7 +393,7 @@ class RowKernel:
             raise TransformFailure("a reduction whose body is not a map and a known combiner")
         kind, identity = _COMBINERS[combiner.name]
         mapped_operand = [v for v in combiner.operands if v != accumulator][0]
-        dims = _map_results(op)
+        dims = map_dims(op)
         kinds = [
             self._kind(d, True) if isinstance(v.type, ir.ShapedType) else "scalar"
             for v, d in zip(op.operands, dims, strict=True)
@@ -407,7 +417,7 @@ class RowKernel:
                 mask = vector.BroadcastOp(
                     ir.VectorType.get([self.lanes], ir.IntegerType.get_signless(1)), valid
                 ).result
-                mapped = arith.select(mask, mapped, _splat(identity, ir.VectorType(mapped.type)))
+                mapped = arith.select(mask, mapped, splat(identity, ir.VectorType(mapped.type)))
             partial = mapped if partial is None else self._combine(combiner, mapped, partial)
         element = ir.VectorType(partial.type).element_type
         total = vector.ReductionOp(element, kind, partial).result
@@ -417,7 +427,7 @@ class RowKernel:
 
     @staticmethod
     def _combine(combiner: ir.Operation, a: ir.Value, b: ir.Value) -> ir.Value:
-        attributes = _attributes(combiner)
+        attributes = attributes_of(combiner)
         return ir.Operation.create(
             combiner.name, results=[a.type], operands=[a, b], attributes=attributes
         ).results[0]

@@ -18,6 +18,7 @@ from mlir.passmanager import PassManager
 
 from ..diagnostics import remark
 from .gpu_map_loops import copies_to_linalg, vector_alignment
+from .gpu_matmul_kernels import realize_matmul
 from .gpu_row_kernels import realize_rows
 from .ir_query import find_ops
 from .registry import register_pass
@@ -115,7 +116,11 @@ def _realize_elementwise(kernel: ir.Operation, config: dict) -> None:
     _set_alignment(kernel)
 
 
-_STRATEGIES = {"gpu_elementwise": _realize_elementwise, "gpu_rows": realize_rows}
+_STRATEGIES = {
+    "gpu_elementwise": _realize_elementwise,
+    "gpu_rows": realize_rows,
+    "gpu_matmul": realize_matmul,
+}
 
 
 @register_pass("gpu-tile", "Realize each kernel's GPU tile.config (vector accesses, ...)")
