@@ -63,9 +63,12 @@ def merge_gpu_modules(module: ir.Operation) -> None:
         module_name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
         for kernel in list(gpu_module.regions[0].blocks[0].operations):
             kernel_name = ir.StringAttr(kernel.attributes["sym_name"]).value
-            # Outlining names a launch's module uniquely and its kernel after the function.
+            # Outlining names a launch's kernel `<function>_kernel` and its module uniquely
+            # after it (`<function>_kernel_<n>`).
             new_name = (
-                f"{module_name}_{kernel_name}" if kernel_name != "main_kernel" else module_name
+                module_name
+                if module_name.startswith(kernel_name)
+                else f"{module_name}_{kernel_name}"
             )
             kernel.attributes["sym_name"] = ir.StringAttr.get(new_name, module.context)
             renamed[(module_name, kernel_name)] = new_name

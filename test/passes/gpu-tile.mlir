@@ -174,6 +174,54 @@ func.func private @rms_norm(%x: memref<64x8192xbf16>, %g: memref<8192xbf16>, %y:
 
 // -----
 
+// gpu_matmul on FMA units: a block per 64x64 tile of C (2 x 3 blocks for 100 x 192; rows
+// past 100 masked), 256 threads of 4x4 accumulators started from the fill's zero; each
+// 16-deep slice of K staged in shared memory (A transposed) between barriers; the bias and
+// relu applied to the accumulators and C stored once, one 16-byte vector a row of a tile.
+// CHECK-LABEL: func.func private @linear
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256,
+// CHECK-SAME: workgroup({{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[ZERO:.*]] = vector.broadcast %cst : f32 to vector<4xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}} = %[[ZERO]], {{.*}} = %[[ZERO]], {{.*}} = %[[ZERO]], {{.*}} = %[[ZERO]])
+// CHECK: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<100x256xf32>, vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK: arith.mulf {{.*}} fastmath<contract> : vector<4xf32>
+// CHECK: arith.addf {{.*}} fastmath<contract> : vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: vector.load %arg2{{.*}} : memref<192xf32>, vector<4xf32>
+// CHECK: arith.maximumf
+// CHECK: arith.cmpi ult, {{.*}}, %c100
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<100x192xf32>, vector<4xf32>
+// CHECK-NOT: linalg.
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func private @linear(%x: memref<100x256xf32>, %w: memref<256x192xf32>, %bias: memref<192xf32>, %y: memref<100x192xf32>)
+    attributes {tile.kernel = "contraction", tile.config = {strategy = "gpu_matmul", mma = "simt", block_tile = array<i64: 64, 64, 16>, warp_tile = array<i64: 32, 32>, stages = 2 : i64, vector_size = 4 : i64}} {
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<100x192xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<100x256xf32>, memref<256x192xf32>) outs(%y : memref<100x192xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %bias : memref<100x192xf32>, memref<192xf32>) outs(%y : memref<100x192xf32>) {
+  ^bb0(%v: f32, %b: f32, %out: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Kernels of other strategies are not touched here; a kernel without a configuration neither.
 // CHECK-LABEL: func.func private @rows
 // CHECK: linalg.generic
