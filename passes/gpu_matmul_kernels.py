@@ -34,6 +34,10 @@ def _iterators(op: ir.Operation) -> list[str]:
     ]
 
 
+def _less(index: ir.Value, bound: int) -> ir.Value:
+    return arith.cmpi(arith.CmpIPredicate.ult, index, index_constant(bound))
+
+
 class MatmulKernel:
     """Generates the launch of one matmul kernel; `TransformFailure` when it is not one."""
 
@@ -198,9 +202,7 @@ class MatmulKernel:
     @staticmethod
     def _below(index: ir.Value, bound: int, extent: int) -> ir.Value | None:
         """`index < bound`, or None where tiles of `extent` cover `bound` exactly."""
-        if bound % extent == 0:
-            return None
-        return arith.cmpi(arith.CmpIPredicate.ult, index, index_constant(bound))
+        return None if bound % extent == 0 else _less(index, bound)
 
     @staticmethod
     def _and(*conditions):
@@ -240,17 +242,11 @@ class MatmulKernel:
             inside = self._and(
                 self._below(row, rows, row_extent),
                 self._below(col, cols, col_extent),
-                arith.cmpi(arith.CmpIPredicate.ult, linear, index_constant(count))
-                if partial_step
-                else None,
+                _less(linear, count) if partial_step else None,
             )
             indices = [self.batch_index[p] for p in batch_positions] + [row, col]
             value = self._guarded_load(vector_type, source, indices, inside)
-            store_guard = (
-                arith.cmpi(arith.CmpIPredicate.ult, linear, index_constant(count))
-                if partial_step
-                else None
-            )
+            store_guard = _less(linear, count) if partial_step else None
             self._store_shared(value, shared, r, c, lanes, transpose, store_guard)
 
     def _store_shared(self, value, shared, r, c, lanes, transpose, guard) -> None:
@@ -358,20 +354,62 @@ class MatmulKernel:
     def _row_inside(self, i: int) -> ir.Value | None:
         return self._below(self._row(i), self.m, self.bm)
 
+    def _tile_indices(self, buffer: ir.Value, kind: str, i: int, column: ir.Value) -> list:
+        if kind == "col":
+            return [column]
+        rank = ir.MemRefType(buffer.type).rank
+        return self.batch_index[len(self.batch_index) - (rank - 2) :] + [self._row(i), column]
+
     def _load_tile_row(self, buffer: ir.Value, kind: str, i: int) -> ir.Value:
         """Row i of this thread's tile of a C-shaped buffer ("full"), or of a column vector
         ("col"), zeros outside C."""
         element = ir.MemRefType(buffer.type).element_type
         vector_type = ir.VectorType.get([THREAD_TILE], element)
-        column_inside = self._below(self.col0, self.n, self.bn)
-        if self.n % THREAD_TILE:
-            raise TransformFailure(f"N = {self.n} is not whole {THREAD_TILE}-column vectors")
-        if kind == "col":
-            return self._guarded_load(vector_type, buffer, [self.col0], column_inside)
-        rank = ir.MemRefType(buffer.type).rank
-        indices = self.batch_index[len(self.batch_index) - (rank - 2) :] + [self._row(i), self.col0]
-        inside = self._and(self._row_inside(i), column_inside)
-        return self._guarded_load(vector_type, buffer, indices, inside)
+        row_inside = self._row_inside(i) if kind == "full" else None
+        if self.n % THREAD_TILE == 0:
+            inside = self._and(row_inside, self._below(self.col0, self.n, self.bn))
+            indices = self._tile_indices(buffer, kind, i, self.col0)
+            return self._guarded_load(vector_type, buffer, indices, inside)
+        # Rows of C are not whole vectors: element by element, each behind its bound.
+        elements = []
+        for j in range(THREAD_TILE):
+            column = arith.addi(self.col0, index_constant(j))
+            inside = self._and(row_inside, _less(column, self.n))
+            indices = self._tile_indices(buffer, kind, i, column)
+            branch = scf.IfOp(inside, [element], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([memref.LoadOp(buffer, indices).result])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([arith.ConstantOp(element, 0.0).result])
+            elements.append(branch.results[0])
+        return vector.FromElementsOp(vector_type, elements).result
+
+    def _store_tile_row(self, chunk: ir.Value, buffer: ir.Value, i: int) -> None:
+        if self.n % THREAD_TILE == 0:
+            pieces = [(chunk, self.col0, self._below(self.col0, self.n, self.bn))]
+        else:
+            pieces = []
+            for j in range(THREAD_TILE):
+                column = arith.addi(self.col0, index_constant(j))
+                value = vector.ExtractOp(chunk, [], [j]).result
+                pieces.append((value, column, _less(column, self.n)))
+        for value, column, column_inside in pieces:
+            inside = self._and(self._row_inside(i), column_inside)
+            indices = self._tile_indices(buffer, "full", i, column)
+
+            def store(value=value, indices=indices):
+                if isinstance(value.type, ir.VectorType):
+                    self._vector_store(value, buffer, indices)
+                else:
+                    memref.StoreOp(value, buffer, indices)
+
+            if inside is None:
+                store()
+                continue
+            branch = scf.IfOp(inside)
+            with ir.InsertionPoint(branch.then_block):
+                store()
+                scf.YieldOp([])
 
     def _elementwise(self, op: ir.Operation) -> None:
         if "reduction" in _iterators(op):
@@ -418,24 +456,11 @@ class MatmulKernel:
 
     def _store_results(self) -> None:
         arguments = list(self.body.arguments)
-        column_inside = self._below(self.col0, self.n, self.bn)
         for buffer in self.written:
             if buffer not in arguments:
                 continue  # a temporary: it lived in registers
-            rank = ir.MemRefType(buffer.type).rank
             for i, chunk in enumerate(self.state[buffer]):
-                indices = self.batch_index[len(self.batch_index) - (rank - 2) :] + [
-                    self._row(i),
-                    self.col0,
-                ]
-                inside = self._and(self._row_inside(i), column_inside)
-                if inside is None:
-                    self._vector_store(chunk, buffer, indices)
-                    continue
-                branch = scf.IfOp(inside)
-                with ir.InsertionPoint(branch.then_block):
-                    self._vector_store(chunk, buffer, indices)
-                    scf.YieldOp([])
+                self._store_tile_row(chunk, buffer, i)
 
     @staticmethod
     def _vector_store(chunk, buffer, indices) -> None:
