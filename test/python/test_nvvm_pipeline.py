@@ -1,6 +1,7 @@
 """The NVVM pipeline compiles the example models to PTX and an artifact with a launch plan;
 running them needs a GPU (see the GPU tests)."""
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,17 @@ def test_cpu_kinds_are_refused_for_nvvm():
     text = (EXAMPLES / "mlp.mlir").read_text()
     with pytest.raises(compiler.CompileError, match="not for nvvm targets"):
         compiler.emit(compiler.load(text), "so", "nvvm:sm_90")
+
+
+sys.path.insert(0, str(EXAMPLES.parent / "test" / "e2e"))
+import gpu_cases  # noqa: E402
+
+
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", sorted(gpu_cases.CASES))
+def test_gpu_cases_compile_to_ptx(name, chip):
+    """The models and kernels the GPU runs (test/e2e/test_gpu.py) compile with no per-model
+    code for both chips, with no local-memory spills in the PTX."""
+    ptx = compiler.emit(compiler.load(gpu_cases.CASES[name].text), "ptx", f"nvvm:{chip}").decode()
+    assert f".target {chip}" in ptx and ".entry" in ptx
+    assert ".local" not in ptx
