@@ -18,8 +18,9 @@ from mlir.dialects import gpu
 
 from .diagnostics import CompileError, Diagnostic, source_pos
 from .passes.gpu_map_loops import VIEWS
+from .passes.gpu_matmul_kernels import TENSORMAP_ATTR
 from .runtime.abi import Signature
-from .runtime.gpu_artifact import Argument, Buffer, FunctionPlan, Launch
+from .runtime.gpu_artifact import Argument, Buffer, FunctionPlan, Launch, TensorMap
 
 WORKSPACE_ALIGNMENT = 256  # bytes: what cudaMalloc gives, and more than any vector access
 
@@ -112,7 +113,43 @@ def _constant_index(value: ir.Value, at: ir.Operation) -> int:
     return ir.IntegerAttr(op.attributes["value"]).value
 
 
-def function_plan(fn: ir.Operation, signature: Signature, constants: _Constants) -> FunctionPlan:
+def _callee(call: ir.Operation) -> str:
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def _tensormap_calls(module: ir.Module) -> dict:
+    """Declared functions whose calls request TMA descriptors, by name."""
+    return {
+        ir.StringAttr(op.attributes["sym_name"]).value: op
+        for op in module.body.operations
+        if op.operation.name == "func.func" and TENSORMAP_ATTR in op.attributes
+    }
+
+
+def _tensormap(call: ir.Operation, declarations: dict, buffer_of: dict) -> TensorMap:
+    declaration = declarations[_callee(call)]
+    request = ir.DictAttr(declaration.attributes[TENSORMAP_ATTR])
+    slot, source = call.operands[0], call.operands[1]
+    if slot not in buffer_of or source not in buffer_of:
+        raise _error(call, "a TMA descriptor request names no buffer of the plan")
+    memref_type = ir.MemRefType(source.type)
+    strides, offset = memref_type.get_strides_and_offset()
+    element_bytes = max(1, ir.FloatType(memref_type.element_type).width // 8)
+    return TensorMap(
+        slot=buffer_of[slot],
+        source=buffer_of[source],
+        element=str(memref_type.element_type),
+        shape=tuple(memref_type.shape),
+        strides=tuple(strides),
+        box=tuple(ir.DenseI64ArrayAttr(request["box"])),
+        swizzle=ir.IntegerAttr(request["swizzle"]).value,
+        offset=offset * element_bytes,
+    )
+
+
+def function_plan(
+    fn: ir.Operation, signature: Signature, constants: _Constants, tensormap_calls: dict
+) -> FunctionPlan:
     plan = FunctionPlan(signature.name, signature.inputs, signature.results)
     block = fn.regions[0].blocks[0]
     arguments = list(block.arguments)
@@ -149,6 +186,8 @@ def function_plan(fn: ir.Operation, signature: Signature, constants: _Constants)
             buffer_of[op.result] = buffer_of[op.operands[0]]
         elif op.name == "gpu.launch_func":
             plan.launches.append(_launch(op, buffer_of, scalars))
+        elif op.name == "func.call" and _callee(op) in tensormap_calls:
+            plan.tensormaps.append(_tensormap(op, tensormap_calls, buffer_of))
         elif op.name not in _IGNORED:
             raise _error(op, f"'{op.name}' cannot run in a GPU launch plan (host code)")
     return plan
@@ -184,13 +223,21 @@ def _launch(op: ir.Operation, buffer_of: dict, scalars: dict) -> Launch:
 
 def extract(module: ir.Module, signatures: list[Signature]) -> tuple[dict, str, list[bytes]]:
     """The plans of the public functions, the PTX of the kernels and the constants' bytes."""
+    with module.context:
+        return _extract(module, signatures)
+
+
+def _extract(module: ir.Module, signatures: list[Signature]) -> tuple[dict, str, list[bytes]]:
     constants = _Constants(module)
     by_name = {
         ir.StringAttr(op.attributes["sym_name"]).value: op
         for op in module.body.operations
         if op.operation.name == "func.func"
     }
-    plans = {sig.name: function_plan(by_name[sig.name], sig, constants) for sig in signatures}
+    calls = _tensormap_calls(module)
+    plans = {
+        sig.name: function_plan(by_name[sig.name], sig, constants, calls) for sig in signatures
+    }
     return plans, kernel_ptx(module), constants.data
 
 

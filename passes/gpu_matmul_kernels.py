@@ -1,12 +1,23 @@
-"""Matmul kernels on the GPU: the `gpu_matmul` strategy of `--gpu-tile` on FMA units (`simt`).
+"""Matmul kernels on the GPU: the `gpu_matmul` strategy of `--gpu-tile`.
 
 A matmul kernel after bufferization is an optional fill of C, one contraction (linalg's
 matmul, batch_matmul or a generic of the same form, operands of any float type accumulating
 as its body says), and elementwise epilogue ops over C's shape (bias, activation, residual).
-This module writes it as one launch: a block per `block_tile` (BM x BN) of C and per batch,
-each thread owning a TM x TN sub-tile of accumulators in registers (TN consecutive columns:
-16-byte loads and stores); the K loop stages BK-deep slices of A (transposed) and B in shared
-memory, and the epilogue's linalg bodies run on the accumulators before C is stored once.
+This module writes it as one launch, a block per `block_tile` (BM x BN) of C and per batch:
+
+- `simt` (FMA units): each thread owns a 4 x 4 sub-tile of accumulators in registers; the K
+  loop stages BK-deep slices of A (transposed) and B in shared memory.
+- `wgmma` (sm_90a tensor cores, f16/bf16 in, f32 accumulators): one warpgroup a 128 x 128
+  tile; the tensor memory accelerator (TMA) copies 128 x 64 slices of A and 64 x 128 of B
+  into a ring of `stages` buffers in dynamic shared memory (128-byte swizzle), an mbarrier
+  per buffer says when a copy has landed, and `nvgpu.warpgroup.mma` multiplies them. The
+  TMA needs a descriptor of each operand, which the runtime encodes: the kernel reads it
+  from a 128-byte workspace buffer that a call of a `strata.tensormap` function names
+  (`launch_plan.py` turns those calls into requests in the artifact's plan). Kernels it does
+  not fit (batches, a transposed B, other types, rows not 16-byte multiples) take `simt`.
+
+Either way the epilogue's linalg bodies run on C's rows (4 columns a thread) before each is
+stored once.
 """
 
 from __future__ import annotations
@@ -14,13 +25,20 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf, vector
+from mlir.dialects import arith, builtin, func, gpu, llvm, memref, nvgpu, nvvm, scf, vector
 
 from .gpu_map_loops import VIEWS, index_constant, vector_alignment
 from .gpu_row_kernels import clone_body, map_dims, splat
 from .tile_lower import TransformFailure
 
-THREAD_TILE = 4  # TM = TN: 16 accumulators a thread, 4-element (16-byte f32) accesses
+THREAD_TILE = 4  # simt: 4 x 4 accumulators a thread; every path: 4-column (16-byte) accesses
+SIMT_TILE = [64, 64, 16]
+WARPGROUP = 128
+WGMMA_TILE = (128, 128, 64)
+TMA_BOX = 64  # elements of a 128-byte swizzled row: B's 128 columns are two boxes
+TENSORMAP_BYTES = 128
+TENSORMAP_ATTR = "strata.tensormap"
+_HALF = ("f16", "bf16")
 
 
 def _space() -> ir.Attribute:
@@ -36,6 +54,10 @@ def _iterators(op: ir.Operation) -> list[str]:
 
 def _less(index: ir.Value, bound: int) -> ir.Value:
     return arith.cmpi(arith.CmpIPredicate.ult, index, index_constant(bound))
+
+
+def _i64(value: int) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
 
 
 class MatmulKernel:
@@ -57,16 +79,20 @@ class MatmulKernel:
         position = generics.index(self.contraction)
         self.prologue, self.epilogue = generics[:position], generics[position + 1 :]
         self._analyze()
-        self.bm, self.bn, self.bk = config.get("block_tile", [64, 64, 16])
+        self.wgmma = config.get("mma") == "wgmma" and self._wgmma_problem() is None
+        tile = list(WGMMA_TILE) if self.wgmma else config.get("block_tile", SIMT_TILE)
+        if config.get("mma", "simt") != "simt" and not self.wgmma:
+            tile = SIMT_TILE  # tensor-core tiles are too large for FMA threads
+        self.bm, self.bn, self.bk = tile
+        self.stages = max(1, config.get("stages", 1))
         if self.bm % THREAD_TILE or self.bn % THREAD_TILE:
             raise TransformFailure(f"block tile {self.bm}x{self.bn} is not whole thread tiles")
         self.threads_n = self.bn // THREAD_TILE
-        self.threads = (self.bm // THREAD_TILE) * self.threads_n
+        self.threads = WARPGROUP if self.wgmma else (self.bm // THREAD_TILE) * self.threads_n
         if self.threads > 1024 or self.threads % 32:
             raise TransformFailure(f"{self.threads} threads a block")
-        self.state: dict = {}
-        self.written: list = []
         self._broadcasts: dict = {}
+        self._columns: dict = {}
 
     # -- analysis --------------------------------------------------------------------------
 
@@ -104,17 +130,77 @@ class MatmulKernel:
         self.element_b = ir.MemRefType(self.b.type).element_type
         self.element_c = ir.MemRefType(self.c.type).element_type
 
+    def _wgmma_problem(self) -> str | None:
+        """Why the kernel cannot take the wgmma path, or None."""
+        element = str(self.element_a)
+        if element not in _HALF or str(self.element_b) != element:
+            return f"{self.element_a} x {self.element_b} operands"
+        if str(self.element_c) != "f32":
+            return f"{self.element_c} accumulators"
+        if self.batch or self.b_transposed:
+            return "a batched matmul or a transposed B"
+        if self.k % 8 or self.n % 8:
+            return "rows of A or B that are not 16-byte multiples (the TMA's strides)"
+        body = [op.operation.name for op in self.contraction.regions[0].blocks[0].operations]
+        if body[-1] != "linalg.yield" or set(body[:-1]) - {
+            "arith.extf",
+            "arith.mulf",
+            "arith.addf",
+        }:
+            return "a contraction body other than a multiply-add"
+        return None
+
     # -- code ------------------------------------------------------------------------------
 
     def generate(self) -> None:
+        shared_bytes = self._wgmma_shared_bytes() if self.wgmma else None
         with ir.InsertionPoint(self.ops[-1]):
+            if self.wgmma:
+                self.tensormaps = [
+                    self._tensormap_request(self.a, [self.bm, TMA_BOX]),
+                    self._tensormap_request(self.b, [TMA_BOX, TMA_BOX]),
+                ]
             grid = [
                 index_constant(math.ceil(self.n / self.bn)),
                 index_constant(math.ceil(self.m / self.bm)),
                 index_constant(max(1, math.prod(self.batch))),
             ]
             one = index_constant(1)
-            launch = gpu.LaunchOp(grid, (index_constant(self.threads), one, one))
+            dynamic = (
+                arith.ConstantOp(ir.IntegerType.get_signless(32), shared_bytes).result
+                if shared_bytes
+                else None
+            )
+            launch = gpu.LaunchOp(
+                grid, (index_constant(self.threads), one, one), dynamic_shared_memory_size=dynamic
+            )
+        body = launch.regions[0].blocks[0]
+        if not self.wgmma:
+            self._add_shared(launch)
+        with ir.InsertionPoint(body):
+            self.thread = body.arguments[3]
+            self.m0 = arith.muli(body.arguments[1], index_constant(self.bm))
+            self.n0 = arith.muli(body.arguments[0], index_constant(self.bn))
+            self.batch_index = []
+            rest = body.arguments[2]
+            for extent in reversed(self.batch):
+                self.batch_index.insert(0, arith.remui(rest, index_constant(extent)))
+                rest = arith.divui(rest, index_constant(extent))
+            if self.wgmma:
+                self._wgmma()
+            else:
+                self._simt()
+            gpu.TerminatorOp()
+        allocations = [op for op in self.ops if op.name == "memref.alloc"]
+        for op in self.prologue + [self.contraction] + self.epilogue:
+            op.erase()
+        for op in allocations:
+            if not list(op.result.uses):
+                op.erase()
+
+    # -- simt ------------------------------------------------------------------------------
+
+    def _add_shared(self, launch) -> None:
         body = launch.regions[0].blocks[0]
         self.a_shared = body.add_argument(
             ir.MemRefType.get([self.bk, self.bm], self.element_a, memory_space=_space()),
@@ -124,36 +210,16 @@ class MatmulKernel:
             ir.MemRefType.get([self.bk, self.bn], self.element_b, memory_space=_space()),
             launch.location,
         )
-        launch.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(64), 2
-        )
-        with ir.InsertionPoint(body):
-            thread = body.arguments[3]
-            self.tx = arith.remui(thread, index_constant(self.threads_n))
-            self.ty = arith.divui(thread, index_constant(self.threads_n))
-            self.m0 = arith.muli(body.arguments[1], index_constant(self.bm))
-            self.n0 = arith.muli(body.arguments[0], index_constant(self.bn))
-            self.batch_index = []
-            rest = body.arguments[2]
-            for extent in reversed(self.batch):
-                self.batch_index.insert(0, arith.remui(rest, index_constant(extent)))
-                rest = arith.divui(rest, index_constant(extent))
-            self.thread = thread
-            self.row0 = arith.addi(self.m0, arith.muli(self.ty, index_constant(THREAD_TILE)))
-            self.col0 = arith.addi(self.n0, arith.muli(self.tx, index_constant(THREAD_TILE)))
-            accumulators = self._main_loop(self._initial())
-            self.state[self.c] = accumulators
-            self.written.append(self.c)
-            for op in self.epilogue:
-                self._elementwise(op)
-            self._store_results()
-            gpu.TerminatorOp()
-        allocations = [op for op in self.ops if op.name == "memref.alloc"]
-        for op in self.prologue + [self.contraction] + self.epilogue:
-            op.erase()
-        for op in allocations:
-            if not list(op.result.uses):
-                op.erase()
+        launch.attributes["workgroup_attributions"] = _i64(2)
+
+    def _simt(self) -> None:
+        self.tx = arith.remui(self.thread, index_constant(self.threads_n))
+        self.ty = arith.divui(self.thread, index_constant(self.threads_n))
+        self.row_base = arith.addi(self.m0, arith.muli(self.ty, index_constant(THREAD_TILE)))
+        self.row_step = 1
+        self.col0 = arith.addi(self.n0, arith.muli(self.tx, index_constant(THREAD_TILE)))
+        accumulators = self._main_loop(self._initial())
+        self._epilogue(lambda i: accumulators[i], THREAD_TILE)
 
     def _tile_vector(self) -> ir.VectorType:
         return ir.VectorType.get([THREAD_TILE], self.element_c)
@@ -349,7 +415,8 @@ class MatmulKernel:
     # -- epilogue --------------------------------------------------------------------------
 
     def _row(self, i: int) -> ir.Value:
-        return arith.addi(self.row0, index_constant(i))
+        """Row i of this thread's part of the tile: `row_base + i * row_step`."""
+        return arith.addi(self.row_base, index_constant(i * self.row_step))
 
     def _row_inside(self, i: int) -> ir.Value | None:
         return self._below(self._row(i), self.m, self.bm)
@@ -411,56 +478,236 @@ class MatmulKernel:
                 store()
                 scf.YieldOp([])
 
-    def _elementwise(self, op: ir.Operation) -> None:
+    def _epilogue(self, c_row, rows: int) -> None:
+        """The epilogue ops on each of this thread's `rows` rows of C (`c_row(i)`: C's value
+        there, 4 columns); each row's results are stored as soon as they are computed."""
+        kernel_arguments = list(self.body.arguments)
+        for i in range(rows):
+            values, written = {self.c: c_row(i)}, [self.c]
+            for op in self.epilogue:
+                self._epilogue_op(op, i, values, written)
+            for buffer in written:
+                if buffer in kernel_arguments:  # temporaries lived in registers
+                    self._store_tile_row(values[buffer], buffer, i)
+
+    def _epilogue_op(self, op: ir.Operation, i: int, values: dict, written: list) -> None:
         if "reduction" in _iterators(op):
             raise TransformFailure("a reduction in a matmul's epilogue")
         dims = map_dims(op)
         rank = len(self.batch) + 2
-        segments = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
-        n_inputs = segments[0]
+        n_inputs = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
         block = op.regions[0].blocks[0]
         operands = list(op.operands)
-        results = [[] for _ in operands[n_inputs:]]
-        for i in range(THREAD_TILE):
-            arguments = []
-            for position, (value, value_dims) in enumerate(zip(operands, dims, strict=True)):
-                if position >= n_inputs and not list(block.arguments[position].uses):
-                    arguments.append(None)
-                    continue
-                if not isinstance(value.type, ir.ShapedType):
-                    arguments.append(self._broadcast(value, THREAD_TILE))
-                elif value_dims[-2:] == [rank - 2, rank - 1] and len(value_dims) >= 2:
-                    if value not in self.state:
-                        self.state[value] = [
-                            self._load_tile_row(value, "full", r) for r in range(THREAD_TILE)
-                        ]
-                    arguments.append(self.state[value][i])
-                elif value_dims == [rank - 1]:
-                    key = ("col", value)
-                    if key not in self.state:
-                        self.state[key] = self._load_tile_row(value, "col", 0)
-                    arguments.append(self.state[key])
-                else:
-                    raise TransformFailure(f"an epilogue operand indexed as {value_dims}")
-            yielded, _, _ = clone_body(op, arguments, THREAD_TILE, self._broadcast)
-            for chunks, value in zip(results, yielded, strict=True):
-                chunks.append(value)
-        for buffer, chunks, value_dims in zip(
-            operands[n_inputs:], results, dims[n_inputs:], strict=True
+        arguments = []
+        for position, (value, value_dims) in enumerate(zip(operands, dims, strict=True)):
+            if position >= n_inputs and not list(block.arguments[position].uses):
+                arguments.append(None)  # an output only written
+            elif not isinstance(value.type, ir.ShapedType):
+                arguments.append(self._broadcast(value, THREAD_TILE))
+            elif len(value_dims) >= 2 and value_dims[-2:] == [rank - 2, rank - 1]:
+                if value not in values:
+                    values[value] = self._load_tile_row(value, "full", i)
+                arguments.append(values[value])
+            elif value_dims == [rank - 1]:
+                if value not in self._columns:
+                    self._columns[value] = self._load_tile_row(value, "col", 0)
+                arguments.append(self._columns[value])
+            else:
+                raise TransformFailure(f"an epilogue operand indexed as {value_dims}")
+        yielded, _, _ = clone_body(op, arguments, THREAD_TILE, self._broadcast)
+        for buffer, value, value_dims in zip(
+            operands[n_inputs:], yielded, dims[n_inputs:], strict=True
         ):
             if value_dims != list(range(rank)):
                 raise TransformFailure("an epilogue writes other than C's shape")
-            self.state[buffer] = chunks
-            if buffer not in self.written:
-                self.written.append(buffer)
+            values[buffer] = value
+            if buffer not in written:
+                written.append(buffer)
 
-    def _store_results(self) -> None:
-        arguments = list(self.body.arguments)
-        for buffer in self.written:
-            if buffer not in arguments:
-                continue  # a temporary: it lived in registers
-            for i, chunk in enumerate(self.state[buffer]):
-                self._store_tile_row(chunk, buffer, i)
+    # -- wgmma -----------------------------------------------------------------------------
+
+    def _stage_bytes(self) -> int:
+        return (self.bm * self.bk + self.bk * self.bn) * 2
+
+    def _wgmma_shared_bytes(self) -> int:
+        # The ring of A and B slices; after the K loop, C's f32 tile reuses it.
+        return max(self.stages * self._stage_bytes(), self.bm * self.bn * 4)
+
+    def _tensormap_request(self, source: ir.Value, box: list[int]) -> ir.Value:
+        """A 128-byte buffer that the runtime fills with the TMA descriptor of `source`
+        (box `box`, 128-byte swizzle), requested by a call the launch plan reads."""
+        slot_type = ir.MemRefType.get([TENSORMAP_BYTES], ir.IntegerType.get_signless(8))
+        slot = memref.AllocOp(slot_type, [], [], alignment=_i64(64)).result
+        module = self.kernel.parent
+        while module.name != "builtin.module":
+            module = module.parent
+        kernel_name = ir.StringAttr(self.kernel.attributes["sym_name"]).value
+        name = f"{kernel_name}_tensormap_{'a' if source == self.a else 'b'}"
+        function_type = ir.FunctionType.get([slot_type, source.type], [])
+        with ir.InsertionPoint(module.regions[0].blocks[0]):
+            declaration = func.FuncOp(name, function_type, visibility="private")
+        declaration.attributes[TENSORMAP_ATTR] = ir.DictAttr.get(
+            {"box": ir.DenseI64ArrayAttr.get(box), "swizzle": _i64(128)}
+        )
+        func.CallOp([], ir.FlatSymbolRefAttr.get(name), [slot, source])
+        return slot
+
+    def _descriptor(self, slot: ir.Value, box: list[int]) -> ir.Value:
+        """The TMA descriptor in `slot`, as the type nvgpu's ops take."""
+        element = self.element_a
+        descriptor_type = ir.Type.parse(
+            f"!nvgpu.tensormap.descriptor<tensor = memref<{box[0]}x{box[1]}x{element}, 3>, "
+            "swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>"
+        )
+        address = memref.ExtractAlignedPointerAsIndexOp(slot).result
+        integer = arith.index_cast(ir.IntegerType.get_signless(64), address)
+        pointer = llvm.inttoptr(ir.Type.parse("!llvm.ptr"), integer)
+        return builtin.UnrealizedConversionCastOp([descriptor_type], [pointer]).result
+
+    def _shared_view(self, byte_offset: ir.Value, shape: list[int], element) -> ir.Value:
+        view_type = ir.MemRefType.get(
+            shape, element, memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 3)
+        )
+        return memref.ViewOp(view_type, self.dynamic, byte_offset, []).result
+
+    def _wgmma(self) -> None:
+        element = self.element_a
+        stages = self.stages
+        barrier_type = ir.Type.parse(
+            "!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, "
+            f"num_barriers = {stages}>"
+        )
+        descriptor_a = self._descriptor(self.tensormaps[0], [self.bm, TMA_BOX])
+        descriptor_b = self._descriptor(self.tensormaps[1], [TMA_BOX, TMA_BOX])
+        workgroup = ir.MemRefType.get(
+            [ir.ShapedType.get_dynamic_size()],
+            ir.IntegerType.get_signless(8),
+            memory_space=_space(),
+        )
+        raw = gpu.DynamicSharedMemoryOp(workgroup).result
+        # Integer address space 3: the vector lowering knows no GPU address spaces.
+        self.dynamic = memref.MemorySpaceCastOp(
+            ir.MemRefType.get(
+                [ir.ShapedType.get_dynamic_size()],
+                ir.IntegerType.get_signless(8),
+                memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 3),
+            ),
+            raw,
+        ).result
+        barriers = nvgpu.MBarrierCreateOp(barrier_type).result
+        first = arith.cmpi(arith.CmpIPredicate.eq, self.thread, index_constant(0))
+        branch = scf.IfOp(first)
+        with ir.InsertionPoint(branch.then_block):
+            for stage in range(stages):
+                nvgpu.MBarrierInitOp(barriers, index_constant(1), index_constant(stage))
+            nvgpu.TmaPrefetchOp(descriptor_a)
+            nvgpu.TmaPrefetchOp(descriptor_b)
+            scf.YieldOp([])
+        gpu.BarrierOp()
+        k_steps = math.ceil(self.k / self.bk)
+        branch = scf.IfOp(first)
+        with ir.InsertionPoint(branch.then_block):
+            for stage in range(min(stages, k_steps)):
+                self._tma_load(
+                    barriers,
+                    descriptor_a,
+                    descriptor_b,
+                    index_constant(stage),
+                    index_constant(stage),
+                )
+            scf.YieldOp([])
+        accumulator_type = ir.Type.parse(
+            f"!nvgpu.warpgroup.accumulator<fragmented = vector<{self.bm}x{self.bn}xf32>>"
+        )
+        initial = nvgpu.WarpgroupMmaInitAccumulatorOp(accumulator_type).result
+        loop = scf.ForOp(index_constant(0), index_constant(k_steps), index_constant(1), [initial])
+        with ir.InsertionPoint(loop.body):
+            step = loop.induction_variable
+            slot = arith.remui(step, index_constant(stages))
+            round_ = arith.divui(step, index_constant(stages))
+            parity = arith.trunci(
+                ir.IntegerType.get_signless(1),
+                arith.index_cast(
+                    ir.IntegerType.get_signless(64), arith.remui(round_, index_constant(2))
+                ),
+            )
+            nvgpu.MBarrierTryWaitParityOp(barriers, parity, index_constant(10_000_000), slot)
+            a_slice, b_slice = self._stage_views(slot, element)
+            a_type = ir.Type.parse(
+                f"!nvgpu.warpgroup.descriptor<tensor = memref<{self.bm}x{self.bk}x{element}, 3>>"
+            )
+            b_type = ir.Type.parse(
+                f"!nvgpu.warpgroup.descriptor<tensor = memref<{self.bk}x{self.bn}x{element}, 3>>"
+            )
+            a_matrix = nvgpu.WarpgroupGenerateDescriptorOp(a_type, a_slice, descriptor_a).result
+            b_matrix = nvgpu.WarpgroupGenerateDescriptorOp(b_type, b_slice, descriptor_b).result
+            product = nvgpu.WarpgroupMmaOp(
+                accumulator_type,
+                a_matrix,
+                b_matrix,
+                loop.inner_iter_args[0],
+                transposeB=ir.UnitAttr.get(),
+            ).result
+            # The slot is refilled for step + stages once every warp's wgmma has read it.
+            nvvm.WgmmaWaitGroupSyncOp(0)
+            gpu.BarrierOp()
+            following = arith.addi(step, index_constant(stages))
+            refill = arith.andi(first, _less(following, k_steps))
+            branch = scf.IfOp(refill)
+            with ir.InsertionPoint(branch.then_block):
+                self._tma_load(barriers, descriptor_a, descriptor_b, slot, following)
+                scf.YieldOp([])
+            scf.YieldOp([product])
+        nvvm.WgmmaWaitGroupSyncOp(0)
+        gpu.BarrierOp()
+        c_tile = self._shared_view(index_constant(0), [self.bm, self.bn], ir.F32Type.get())
+        nvgpu.WarpgroupMmaStoreOp(loop.results[0], c_tile)
+        gpu.BarrierOp()
+        # Each warp takes every fourth row, its lanes 4 columns each: 512-byte row accesses.
+        warps = self.threads // 32
+        self.row_base = arith.addi(self.m0, arith.divui(self.thread, index_constant(32)))
+        self.row_step = warps
+        lane_column = arith.muli(
+            arith.remui(self.thread, index_constant(32)), index_constant(THREAD_TILE)
+        )
+        self.col0 = arith.addi(self.n0, lane_column)
+        tile_vector = ir.VectorType.get([THREAD_TILE], ir.F32Type.get())
+
+        def c_row(i: int) -> ir.Value:
+            row = arith.addi(
+                arith.divui(self.thread, index_constant(32)), index_constant(i * warps)
+            )
+            elements = [
+                memref.LoadOp(c_tile, [row, arith.addi(lane_column, index_constant(j))]).result
+                for j in range(THREAD_TILE)
+            ]
+            return vector.FromElementsOp(tile_vector, elements).result
+
+        self._epilogue(c_row, self.bm // warps)
+
+    def _stage_views(self, slot: ir.Value, element) -> tuple[ir.Value, ir.Value]:
+        base = arith.muli(slot, index_constant(self._stage_bytes()))
+        a_view = self._shared_view(base, [self.bm, self.bk], element)
+        b_base = arith.addi(base, index_constant(self.bm * self.bk * 2))
+        b_view = self._shared_view(b_base, [self.bk, self.bn], element)
+        return a_view, b_view
+
+    def _tma_load(self, barriers, descriptor_a, descriptor_b, slot, step) -> None:
+        """Thread 0: the TMA copies of K step `step` into ring slot `slot`."""
+        element = self.element_a
+        base = arith.muli(slot, index_constant(self._stage_bytes()))
+        a_view = self._shared_view(base, [self.bm, self.bk], element)
+        nvgpu.MBarrierArriveExpectTxOp(barriers, index_constant(self._stage_bytes()), slot)
+        k = arith.muli(step, index_constant(self.bk))
+        # Coordinates innermost first: (k, m) into A, (n, k) into B.
+        nvgpu.TmaAsyncLoadOp(a_view, barriers, descriptor_a, [k, self.m0], slot)
+        for half in range(self.bn // TMA_BOX):
+            offset = self.bm * self.bk * 2 + half * self.bk * TMA_BOX * 2
+            b_view = self._shared_view(
+                arith.addi(base, index_constant(offset)), [self.bk, TMA_BOX], element
+            )
+            n = arith.addi(self.n0, index_constant(half * TMA_BOX))
+            nvgpu.TmaAsyncLoadOp(b_view, barriers, descriptor_b, [n, k], slot)
 
     @staticmethod
     def _vector_store(chunk, buffer, indices) -> None:

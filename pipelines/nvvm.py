@@ -34,11 +34,13 @@ from .cpu import BUFFERIZE
 KERNEL_MODULE = "kernels"
 
 TO_NVVM = (
-    "gpu.module(convert-math-to-llvm, lower-affine, convert-scf-to-cf, convert-vector-to-llvm,"
+    "gpu.module(convert-nvgpu-to-nvvm, convert-math-to-llvm, lower-affine, convert-scf-to-cf,"
+    "convert-vector-to-llvm,"
     "expand-strided-metadata, lower-affine,"
     # Bare pointers: a kernel's buffer arguments are one pointer each (static shapes), the
     # launch plan passes buffer addresses and nothing else.
-    "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse),"
+    "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, convert-nvvm-to-llvm,"
+    "canonicalize, cse),"
     "reconcile-unrealized-casts"
 )
 
@@ -104,6 +106,88 @@ def _align_workgroup_memory(kernel: ir.Operation) -> None:
     kernel.attributes["workgroup_attrib_attrs"] = ir.ArrayAttr.get([align] * count)
 
 
+def inline_kernels(module: ir.Operation) -> None:
+    """Every call of a kernel function replaced by the kernel's body. MLIR's inliner refuses
+    bodies with ops of dialects that declare no inlining rules (nvgpu, the tensor-core
+    kernels'), and a kernel here is one block that returns nothing: its body is cloned
+    with the call's operands for its arguments."""
+    kernels = {
+        ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+        for op in module.regions[0].blocks[0].operations
+        if op.operation.name == "func.func" and "tile.kernel" in op.operation.attributes
+    }
+    calls = []
+
+    def collect(op):
+        if (
+            op.name == "func.call"
+            and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in kernels
+        ):
+            calls.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(collect)
+    for call in calls:
+        kernel = kernels[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+        body = kernel.regions[0].blocks[0]
+        mapping = dict(zip(body.arguments, call.operands, strict=True))
+        with ir.InsertionPoint(call), call.location:
+            for op in body.operations:
+                if op.operation.name == "func.return":
+                    continue
+                clone = op.operation.clone()
+                for number, operand in enumerate(clone.operands):
+                    if operand in mapping:
+                        clone.operands[number] = mapping[operand]
+                for old, new in zip(op.operation.results, clone.results, strict=True):
+                    mapping[old] = new
+                _remap_nested(clone, mapping)
+        call.erase()
+
+
+def _remap_nested(op: ir.Operation, mapping: dict) -> None:
+    """Uses of the kernel's values inside a cloned op's regions, taken to the caller's."""
+
+    def remap(inner):
+        for number, operand in enumerate(inner.operands):
+            if operand in mapping:
+                inner.operands[number] = mapping[operand]
+        return ir.WalkResult.ADVANCE
+
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner.operation.walk(remap)
+
+
+DYNAMIC_SHARED_ALIGNMENT = 1024  # bytes: what TMA's 128-byte swizzle needs of its buffers
+
+
+def extern_dynamic_shared_memory(module: ir.Operation) -> None:
+    """The kernels' dynamic shared memory as the `.extern .shared` array PTX means by it.
+
+    The GPU lowering declares it as an internal zero-size global, which the NVPTX backend
+    demotes to a static shared variable of its own: the block's dynamic memory then starts
+    after the static variables while the kernel addresses it from that variable, over the
+    mbarriers. External, it is the dynamic memory itself, aligned for swizzled TMA copies."""
+
+    def fix(op):
+        if op.name != "llvm.mlir.global":
+            return ir.WalkResult.ADVANCE
+        is_shared = (
+            "addr_space" in op.attributes and ir.IntegerAttr(op.attributes["addr_space"]).value == 3
+        )
+        if is_shared and "!llvm.array<0 x" in str(op.attributes["global_type"]):
+            with module.context:
+                op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
+                op.attributes["alignment"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), DYNAMIC_SHARED_ALIGNMENT
+                )
+        return ir.WalkResult.ADVANCE
+
+    module.walk(fix)
+
+
 def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
     attach = f"nvvm-attach-target{{chip={chip} features={features} O=3}}"
     return Pipeline(
@@ -121,7 +205,8 @@ def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
             Stage("gpu-tile", gpu_tile, "kernels as their GPU tile.config says"),
             Stage("math-approximate", math_approximate, "math functions as arithmetic"),
             Stage("gpu-map-loops", gpu_map_loops, "loop nests to gpu.launch"),
-            Stage("inline-kernels", "inline, symbol-dce, canonicalize, cse", "one host function"),
+            Stage("inline-kernels", inline_kernels, "one host function"),
+            Stage("cleanup", "symbol-dce, canonicalize, cse"),
             Stage(
                 "gpu-outline",
                 "gpu-launch-sink-index-computations, gpu-kernel-outlining",
@@ -131,6 +216,11 @@ def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
             Stage("math-to-ptx", math_to_ptx, "sqrt, floor, ... as PTX instructions"),
             Stage("attach-target", attach, f"compile the kernels for {chip}"),
             Stage("to-nvvm", TO_NVVM, "kernels to the NVVM and LLVM dialects"),
+            Stage(
+                "extern-dynamic-shared-memory",
+                extern_dynamic_shared_memory,
+                "dynamic shared memory as PTX's .extern .shared",
+            ),
             Stage("to-binary", "gpu-module-to-binary{format=isa}", "PTX of the kernels"),
         ],
     )

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .abi import InvocationError, Signature, TensorSpec
-from .gpu_artifact import Artifact, FunctionPlan, Launch
+from .abi import DTYPES, InvocationError, Signature, TensorSpec
+from .gpu_artifact import Artifact, FunctionPlan, Launch, TensorMap
 
 try:
     from cuda.bindings import driver
@@ -312,6 +312,8 @@ class Function:
             module.kernel(launch.kernel, launch.shared_bytes) for launch in plan.launches
         ]
         self._arguments = [_LaunchArguments(launch) for launch in plan.launches]
+        self._tensormap_sources: list[int | None] = [None] * len(plan.tensormaps)
+        self._tensormap_bytes: list[bytes | None] = [None] * len(plan.tensormaps)
         self._graph = None
         self._nodes: list = []
         self._calls = 0
@@ -332,7 +334,10 @@ class Function:
                 addresses = self._device_inputs(args, handle) + [r_ptr for _, r_ptr in results]
             else:
                 addresses = self._host_inputs(args, handle) + self._staging[len(self.inputs) :]
-            self._run(self._bind(addresses), handle)
+            buffers = self._buffer_addresses(addresses)
+            self._encode_tensormaps(buffers, handle)
+            changed = [i for i, a in enumerate(self._arguments) if a.bind(buffers)]
+            self._run(changed, handle)
             _check(driver.cuEventRecord(self._done, handle))
             if on_device:
                 values = [array for array, _ in results]
@@ -388,9 +393,8 @@ class Function:
         _check(driver.cuStreamSynchronize(stream))
         return arrays
 
-    def _bind(self, io_addresses: list[int]) -> list[int]:
-        """Each launch's buffer arguments for this call; returns the launches whose
-        arguments changed since the last call."""
+    def _buffer_addresses(self, io_addresses: list[int]) -> list[int]:
+        """The device address of each buffer of the plan for this call."""
         addresses = []
         for buffer in self.plan.buffers:
             if buffer.kind == "input":
@@ -401,7 +405,19 @@ class Function:
                 addresses.append(self.module.constants[buffer.index])
             else:
                 addresses.append(self._workspace + buffer.offset)
-        return [i for i, arguments in enumerate(self._arguments) if arguments.bind(addresses)]
+        return addresses
+
+    def _encode_tensormaps(self, addresses: list[int], stream) -> None:
+        """The TMA descriptors of tensors whose address changed, into their slots (in stream
+        order, after the launches of the previous call that read them)."""
+        for number, request in enumerate(self.plan.tensormaps):
+            source = addresses[request.source] + request.offset
+            if self._tensormap_sources[number] == source:
+                continue
+            encoded = encode_tensormap(request, source)
+            self._tensormap_bytes[number] = encoded
+            _check(driver.cuMemcpyHtoDAsync(addresses[request.slot], encoded, len(encoded), stream))
+            self._tensormap_sources[number] = source
 
     def _run(self, changed: list[int], stream) -> None:
         self._calls += 1
@@ -465,6 +481,38 @@ class Function:
         ins = ", ".join(map(str, self.inputs))
         outs = ", ".join(map(str, self.results))
         return f"<strata GPU function {self.name}({ins}) -> ({outs})>"
+
+
+_TENSORMAP_TYPES = {"f16": "FLOAT16", "bf16": "BFLOAT16", "f32": "FLOAT32"}
+_SWIZZLES = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}
+
+
+def encode_tensormap(request: TensorMap, address: int) -> bytes:
+    """The 128-byte CUtensorMap of `request` for the tensor at `address`. The driver takes
+    dims innermost first, and the strides of all but the innermost dim in bytes."""
+    element_type = getattr(
+        driver.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{_TENSORMAP_TYPES[request.element]}"
+    )
+    element_bytes = np.dtype(DTYPES[request.element]).itemsize
+    rank = len(request.shape)
+    tensor_map = _check(
+        driver.cuTensorMapEncodeTiled(
+            element_type,
+            rank,
+            address,
+            [driver.cuuint64_t(d) for d in reversed(request.shape)],
+            [driver.cuuint64_t(s * element_bytes) for s in reversed(request.strides[:-1])],
+            [driver.cuuint32_t(b) for b in reversed(request.box)],
+            [driver.cuuint32_t(1)] * rank,
+            driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            getattr(
+                driver.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[request.swizzle]}"
+            ),
+            driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    )
+    return ctypes.string_at(tensor_map.getPtr(), 128)
 
 
 def _count(spec: TensorSpec) -> int:

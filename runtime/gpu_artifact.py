@@ -2,7 +2,8 @@
 
 A zip archive (stored, not compressed) holding
 - `plan.json`: the format version, the target, and per public function its signature
-  (inputs and results as tensor specs), its buffers and its launches, in order;
+  (inputs and results as tensor specs), its buffers, its launches in order, and the TMA
+  descriptors it needs encoded;
 - `kernels.ptx`, and `kernels.<chip>.cubin` where `ptxas` was found at compile time;
 - `constants/<n>.bin`: the raw bytes of each constant buffer (weights).
 
@@ -56,6 +57,23 @@ class Launch:
     shared_bytes: int = 0
 
 
+@dataclass(frozen=True)
+class TensorMap:
+    """A TMA descriptor the runtime encodes (`cuTensorMapEncodeTiled`) into the 128-byte
+    buffer `slot` before the launches, for the tensor in buffer `source` (at `offset` bytes
+    into it) of `shape` and `strides` (elements, row-major), copied in boxes of `box`
+    (row-major) with `swizzle`-byte swizzling. Re-encoded when `source` moves."""
+
+    slot: int
+    source: int
+    element: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    box: tuple[int, ...]
+    swizzle: int
+    offset: int = 0
+
+
 @dataclass
 class FunctionPlan:
     name: str
@@ -64,6 +82,7 @@ class FunctionPlan:
     buffers: list[Buffer] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     workspace_bytes: int = 0
+    tensormaps: list[TensorMap] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -89,6 +108,10 @@ class FunctionPlan:
                 for launch in data["launches"]
             ],
             data["workspace_bytes"],
+            [
+                TensorMap(**{k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()})
+                for entry in data.get("tensormaps", [])
+            ],
         )
 
 

@@ -31,21 +31,35 @@ class Case:
     # terms carry rounding of the order of their largest term, not of their (small) result.
     atol_scale: float = 1e-5
     positive: tuple[int, ...] = ()  # inputs drawn positive (variances)
+    elements: tuple[str, ...] = ()  # numpy dtype names of the inputs (default float32)
 
     def inputs(self, seed: int = 0) -> list[np.ndarray]:
         rng = np.random.default_rng(seed)
-        arrays = [(rng.standard_normal(s) * 0.5).astype(np.float32) for s in self.shapes]
+        dtypes = self.elements or ("float32",) * len(self.shapes)
+        arrays = [
+            (rng.standard_normal(s) * 0.5).astype(_numpy_dtype(d))
+            for s, d in zip(self.shapes, dtypes, strict=True)
+        ]
         for i in self.positive:
             arrays[i] = np.abs(arrays[i]) + 0.5
         return arrays
 
     def expected(self, arrays: list[np.ndarray]) -> np.ndarray:
+        # Half-precision inputs are exact in float64: the reference is the exact product.
         return self.reference(*[a.astype(np.float64) for a in arrays])
 
     def check(self, result, arrays: list[np.ndarray]) -> None:
         expected = self.expected(arrays)
         atol = self.atol_scale * float(np.max(np.abs(expected)))
         np.testing.assert_allclose(np.asarray(result), expected, rtol=self.rtol, atol=atol)
+
+
+def _numpy_dtype(name: str):
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return np.dtype(name)
 
 
 def _t(shape, element: str = "f32") -> str:
@@ -135,6 +149,26 @@ def matmul(m: int, k: int, n: int) -> Case:
         (m, n),
     )
     return Case(f"matmul_{m}x{k}x{n}", text, ((m, k), (k, n)), lambda a, b: a @ b)
+
+
+def half_linear(m: int, k: int, n: int, element: str) -> Case:
+    """f16 or bf16 operands, f32 accumulation and result, a bias: tensor cores where the
+    target has them."""
+    dtype = {"f16": "float16", "bf16": "bfloat16"}[element]
+    a, w, y = _t((m, k), element), _t((k, n), element), _t((m, n))
+    text = (
+        f"func.func @main(%x: {a}, %w: {w}, %b: {_t((n,))}) -> {y} {{\n"
+        f'  %mm = "graph.matmul"(%x, %w) : ({a}, {w}) -> {y}\n'
+        f'  %y = "graph.add"(%mm, %b) : ({y}, {_t((n,))}) -> {y}\n'
+        f"  return %y : {y}\n}}\n"
+    )
+    return Case(
+        f"linear_{element}_{m}x{k}x{n}",
+        text,
+        ((m, k), (k, n), (n,)),
+        lambda x, w, b: x @ w + b,
+        elements=(dtype, dtype, "float32"),
+    )
 
 
 def linear_gelu(m: int, k: int, n: int) -> Case:
@@ -237,6 +271,9 @@ CASES = {
         matmul(1024, 1024, 1024),
         matmul(7, 1000, 127),
         linear_gelu(128, 768, 3072),
+        half_linear(1024, 768, 3072, "f16"),
+        half_linear(512, 1024, 512, "bf16"),
+        half_linear(100, 264, 200, "f16"),
         reductions(1000, 127),
         attention(1, 12, 128, 64),
         llama_mlp(128, 512, 1376),

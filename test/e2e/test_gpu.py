@@ -43,7 +43,8 @@ def device():
 
 def _chip(device) -> str:
     major, minor = device.compute_capability
-    return f"sm_{major}{minor}"
+    # Hopper's own instructions (wgmma, TMA) are sm_90a's.
+    return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
 
 
 @pytest.fixture(scope="module")
