@@ -56,6 +56,15 @@ def _less(index: ir.Value, bound: int) -> ir.Value:
     return arith.cmpi(arith.CmpIPredicate.ult, index, index_constant(bound))
 
 
+def _is_zero(value: ir.Value) -> bool:
+    owner = value.owner
+    op = getattr(owner, "operation", owner)
+    if not isinstance(op, ir.Operation) or op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    return isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == 0.0
+
+
 def _i64(value: int) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
 
@@ -141,6 +150,8 @@ class MatmulKernel:
             return "a batched matmul or a transposed B"
         if self.k % 8 or self.n % 8:
             return "rows of A or B that are not 16-byte multiples (the TMA's strides)"
+        if not self.prologue or not _is_zero(self.prologue[-1].operands[0]):
+            return "a C that is not zero-filled first (the accumulators start at zero)"
         body = [op.operation.name for op in self.contraction.regions[0].blocks[0].operations]
         if body[-1] != "linalg.yield" or set(body[:-1]) - {
             "arith.extf",

@@ -222,6 +222,45 @@ func.func private @linear(%x: memref<100x256xf32>, %w: memref<256x192xf32>, %bia
 
 // -----
 
+// gpu_matmul on wgmma (f16 in, f32 out): the kernel asks for TMA descriptors of A and B
+// (calls of declared strata.tensormap functions on 128-byte slots), then launches one
+// warpgroup a 128x128 tile with 128 KiB of dynamic shared memory: 4 ring slots of A and B
+// slices under mbarriers, thread 0 issuing the TMA copies, nvgpu.warpgroup.mma on each slot;
+// C goes through shared memory to the epilogue.
+// CHECK-LABEL: func.func private @half
+// CHECK: %[[SLOT_A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK: call @half_tensormap_a(%[[SLOT_A]], %arg0) : (memref<128xi8>, memref<256x512xf16>) -> ()
+// CHECK: call @half_tensormap_b({{.*}}, %arg1) : (memref<128xi8>, memref<512x384xf16>) -> ()
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}}) dynamic_shared_memory_size %c131072_i32
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+// CHECK: nvgpu.tma.async.load
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.warpgroup.mma {{.*}} {transposeB}
+// CHECK: nvgpu.warpgroup.mma.store
+// CHECK: vector.store {{.*}} : memref<256x384xf32>, vector<4xf32>
+// CHECK: func.func private @half_tensormap_a(memref<128xi8>, memref<256x512xf16>) attributes {strata.tensormap = {box = array<i64: 128, 64>, swizzle = 128 : i64}}
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func private @half(%x: memref<256x512xf16>, %w: memref<512x384xf16>, %y: memref<256x384xf32>)
+    attributes {tile.kernel = "contraction", tile.config = {strategy = "gpu_matmul", mma = "wgmma", block_tile = array<i64: 128, 128, 64>, warp_tile = array<i64: 64, 128>, stages = 4 : i64, vector_size = 8 : i64}} {
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<256x384xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<256x512xf16>, memref<512x384xf16>) outs(%y : memref<256x384xf32>) {
+  ^bb0(%p: f16, %q: f16, %acc: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Kernels of other strategies are not touched here; a kernel without a configuration neither.
 // CHECK-LABEL: func.func private @rows
 // CHECK: linalg.generic

@@ -61,3 +61,25 @@ def test_gpu_cases_compile_to_ptx(name, chip):
     ptx = compiler.emit(compiler.load(gpu_cases.CASES[name].text), "ptx", f"nvvm:{chip}").decode()
     assert f".target {chip}" in ptx and ".entry" in ptx
     assert ".local" not in ptx
+
+
+def test_wgmma_plan_requests_tensormaps():
+    """An sm_90a f16 matmul asks the runtime for the TMA descriptors of A and B: 128-byte
+    workspace slots, the operand buffers, their shapes and strides, boxes of 128x64 (A) and
+    64x64 (B, two a 128-wide tile) with 128-byte swizzling; one warpgroup a 128x128 tile."""
+    case = gpu_cases.CASES["linear_f16_100x264x200"]
+    artifact = Artifact.from_bytes(
+        compiler.emit(compiler.load(case.text), "artifact", "nvvm:sm_90a")
+    )
+    plan = artifact.functions["main"]
+    a, b = plan.tensormaps
+    assert (a.source, a.shape, a.strides, a.box) == (0, (100, 264), (264, 1), (128, 64))
+    assert (b.source, b.shape, b.strides, b.box) == (1, (264, 200), (200, 1), (64, 64))
+    assert a.element == b.element == "f16" and a.swizzle == b.swizzle == 128
+    for request in (a, b):
+        slot = plan.buffers[request.slot]
+        assert slot.kind == "temporary" and slot.bytes == 128 and slot.offset % 64 == 0
+    (launch,) = plan.launches
+    assert launch.block == (128, 1, 1) and launch.grid == (2, 1, 1)
+    assert launch.shared_bytes == 4 * (128 * 64 + 64 * 128) * 2
+    assert "wgmma.mma_async" in artifact.ptx
