@@ -118,6 +118,136 @@ def _matmul(n: int, element: str, result: str) -> Bench:
     )
 
 
+def _mlp(m: int, d: int, f: int) -> Bench:
+    x, w1, w2, h, y = (_t(s, "f32") for s in [(m, d), (d, f), (f, d), (m, f), (m, d)])
+    b1, b2 = _t((f,), "f32"), _t((d,), "f32")
+    text = (
+        f"func.func @main(%x: {x}, %w1: {w1}, %b1: {b1}, %w2: {w2}, %b2: {b2}) -> {y} {{\n"
+        f'  %0 = "graph.matmul"(%x, %w1) : ({x}, {w1}) -> {h}\n'
+        f'  %1 = "graph.add"(%0, %b1) : ({h}, {b1}) -> {h}\n'
+        f'  %2 = "graph.gelu"(%1) {{approximate = "tanh"}} : ({h}) -> {h}\n'
+        f'  %3 = "graph.matmul"(%2, %w2) : ({h}, {w2}) -> {y}\n'
+        f'  %4 = "graph.add"(%3, %b2) : ({y}, {b2}) -> {y}\n'
+        f"  return %4 : {y}\n}}\n"
+    )
+    return Bench(
+        f"mlp f32 {m}x{d}x{f}",
+        text,
+        tuple(((s, "f32")) for s in [(m, d), (d, f), (f,), (f, d), (d,)]),
+        "lambda x, w1, b1, w2, b2: torch.nn.functional.gelu(x @ w1 + b1, approximate='tanh')"
+        " @ w2 + b2",
+        flops=2 * m * d * f * 2,
+    )
+
+
+def _attention(b: int, h: int, s: int, d: int) -> Bench:
+    t = _t((b, h, s, d), "f32")
+    text = (
+        f"func.func @main(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
+        f'  %0 = "graph.attention"(%q, %k, %v) {{causal = true}} : ({t}, {t}, {t}) -> {t}\n'
+        f"  return %0 : {t}\n}}\n"
+    )
+    return Bench(
+        f"attention f32 {b}x{h}x{s}x{d} causal",
+        text,
+        (((b, h, s, d), "f32"),) * 3,
+        "lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)",
+        flops=4 * b * h * s * s * d // 2,
+    )
+
+
+def _transformer_block(b: int, s: int, d: int, heads: int, f: int) -> Bench:
+    """A pre-norm GPT-2 block (f32): causal attention and a tanh-GELU MLP, with residuals."""
+    hd = d // heads
+    x, v, w, w1, w2 = (_t(z, "f32") for z in [(b, s, d), (d,), (d, d), (d, f), (f, d)])
+    hid, bf = _t((b, s, f), "f32"), _t((f,), "f32")
+    split, heads_t = _t((b, s, heads, hd), "f32"), _t((b, heads, s, hd), "f32")
+    norm = "{{axis = -1 : i64, epsilon = 1.0e-5 : f32}}".format()
+    lines = [
+        f'%h = "graph.layer_norm"(%x, %g1, %be1) {norm} : ({x}, {v}, {v}) -> {x}',
+    ]
+    for name in ("q", "k", "v"):
+        lines += [
+            f'%{name}0 = "graph.matmul"(%h, %w{name}) : ({x}, {w}) -> {x}',
+            f'%{name}1 = "graph.reshape"(%{name}0) : ({x}) -> {split}',
+            f'%{name}h = "graph.transpose"(%{name}1) {{perm = array<i64: 0, 2, 1, 3>}} : '
+            f"({split}) -> {heads_t}",
+        ]
+    lines += [
+        f'%a = "graph.attention"(%qh, %kh, %vh) {{causal = true}} : '
+        f"({heads_t}, {heads_t}, {heads_t}) -> {heads_t}",
+        f'%at = "graph.transpose"(%a) {{perm = array<i64: 0, 2, 1, 3>}} : ({heads_t}) -> {split}',
+        f'%a3 = "graph.reshape"(%at) : ({split}) -> {x}',
+        f'%o = "graph.matmul"(%a3, %wo) : ({x}, {w}) -> {x}',
+        f'%r1 = "graph.add"(%x, %o) : ({x}, {x}) -> {x}',
+        f'%h2 = "graph.layer_norm"(%r1, %g2, %be2) {norm} : ({x}, {v}, {v}) -> {x}',
+        f'%f1 = "graph.matmul"(%h2, %w1) : ({x}, {w1}) -> {hid}',
+        f'%f2 = "graph.add"(%f1, %b1) : ({hid}, {bf}) -> {hid}',
+        f'%f3 = "graph.gelu"(%f2) {{approximate = "tanh"}} : ({hid}) -> {hid}',
+        f'%f4 = "graph.matmul"(%f3, %w2) : ({hid}, {w2}) -> {x}',
+        f'%f5 = "graph.add"(%f4, %b2) : ({x}, {v}) -> {x}',
+        f'%y = "graph.add"(%r1, %f5) : ({x}, {x}) -> {x}',
+    ]
+    params = [
+        ("x", x),
+        ("g1", v),
+        ("be1", v),
+        ("wq", w),
+        ("wk", w),
+        ("wv", w),
+        ("wo", w),
+        ("g2", v),
+        ("be2", v),
+        ("w1", w1),
+        ("b1", bf),
+        ("w2", w2),
+        ("b2", v),
+    ]
+    body = "\n".join(f"  {line}" for line in lines)
+    text = (
+        f"func.func @main({', '.join(f'%{n}: {t}' for n, t in params)}) -> {x} {{\n"
+        f"{body}\n  return %y : {x}\n}}\n"
+    )
+    shapes = [
+        (b, s, d),
+        (d,),
+        (d,),
+        (d, d),
+        (d, d),
+        (d, d),
+        (d, d),
+        (d,),
+        (d,),
+        (d, f),
+        (f,),
+        (f, d),
+        (d,),
+    ]
+    return Bench(
+        f"gpt2 block f32 {b}x{s}x{d}",
+        text,
+        tuple((z, "f32") for z in shapes),
+        f"lambda *args: torch_transformer_block(torch, *args, heads={heads})",
+        flops=2 * b * s * (4 * d * d + 2 * d * f) + 2 * b * heads * s * s * hd,
+    )
+
+
+def torch_transformer_block(torch, x, g1, be1, wq, wk, wv, wo, g2, be2, w1, b1, w2, b2, heads):
+    """The same block in PyTorch (what `_transformer_block` compiles)."""
+    functional = torch.nn.functional
+    bsz, seq, dim = x.shape
+
+    def split(t):
+        return t.reshape(bsz, seq, heads, dim // heads).transpose(1, 2)
+
+    h = functional.layer_norm(x, (dim,), g1, be1)
+    q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
+    a = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    r1 = x + a.transpose(1, 2).reshape(bsz, seq, dim) @ wo
+    f = functional.gelu(functional.layer_norm(r1, (dim,), g2, be2) @ w1 + b1, approximate="tanh")
+    return r1 + f @ w2 + b2
+
+
 def _torch_name(element: str) -> str:
     return {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[element]
 
@@ -135,6 +265,9 @@ BENCHES = {
         _matmul(4096, "f32", "f32"),
         _matmul(4096, "f16", "f32"),
         _matmul(4096, "bf16", "f32"),
+        _mlp(512, 1024, 4096),
+        _attention(1, 12, 1024, 64),
+        _transformer_block(1, 512, 768, 12, 3072),
     ]
 }
 
@@ -224,7 +357,8 @@ def _row(torch, bench: Bench, function, built: dict) -> str:
     spec = function.results[0]
     out = torch.empty(spec.shape, device="cuda", dtype=getattr(torch, _torch_name(spec.element)))
     stream = torch.cuda.current_stream()
-    eager = eval(bench.torch_fn, {"torch": torch})  # the table's own lambdas
+    # The table's own lambdas, over this module's helpers.
+    eager = eval(bench.torch_fn, {"torch": torch, **globals()})
     expected = eager(*args)
     function(*args, out=out, stream=stream)
     error = (out.float() - expected.float()).abs().max().item() / (
