@@ -433,17 +433,26 @@ class RowKernel:
         ).results[0]
 
     def _across_lanes(self, combiner: ir.Operation, value: ir.Value) -> ir.Value:
-        """The combination of `value` over a row's threads, in every thread."""
+        """The combination of `value` over a row's threads, in every thread. Shuffles and
+        shared memory carry 32-bit values: narrower floats are combined as f32."""
+        element = value.type
+        f32 = ir.F32Type.get()
+        if element != f32:
+            value = arith.extf(f32, value)
         width = min(self.threads, WARP)
         offset = width // 2
         while offset:
-            shuffled = gpu.ShuffleOp(value, _i32(offset), _i32(WARP), gpu.ShuffleMode.XOR).results[
-                0
-            ]
-            value = self._combine(combiner, value, shuffled)
+            shuffle = gpu.ShuffleOp(value, _i32(offset), _i32(WARP), gpu.ShuffleMode.XOR)
+            value = self._combine(combiner, value, shuffle.results[0])
             offset //= 2
-        if self.threads <= WARP:
-            return value
+        if self.threads > WARP:
+            value = self._across_warps(combiner, value)
+        return value if element == f32 else arith.truncf(element, value)
+
+    def _across_warps(self, combiner: ir.Operation, value: ir.Value) -> ir.Value:
+        """Each warp's lane 0 leaves its partial in shared memory (a slot per reduction, so
+        no reduction waits for the readers of the one before); after a barrier every thread
+        combines them."""
         warps = self.threads // WARP
         base = self.reduction_slot * warps
         self.reduction_slot += 1
@@ -453,19 +462,14 @@ class RowKernel:
             arith.remui(self.lane, index_constant(WARP)),
             index_constant(0),
         )
-        stored = value
-        if value.type != ir.F32Type.get():
-            stored = arith.extf(ir.F32Type.get(), value)
         branch = scf.IfOp(first_lane)
         with ir.InsertionPoint(branch.then_block):
-            memref.StoreOp(stored, self._shared, [arith.addi(warp, index_constant(base))])
+            memref.StoreOp(value, self._shared, [arith.addi(warp, index_constant(base))])
             scf.YieldOp([])
         gpu.BarrierOp()
         total = None
         for w in range(warps):
             part = memref.LoadOp(self._shared, [index_constant(base + w)]).result
-            if value.type != part.type:
-                part = arith.truncf(value.type, part)
             total = part if total is None else self._combine(combiner, total, part)
         return total
 

@@ -305,7 +305,21 @@ def _gpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm") and result.rank:
         row = math.prod(result.shape[_row_start(root) :])
         return gpu_tiles.rows_config(desc, result.element_type, row)
+    row = _trailing_reduction(root)
+    if row:
+        return gpu_tiles.rows_config(desc, result.element_type, row)
     return loops
+
+
+def _trailing_reduction(op: ir.Operation) -> int | None:
+    """The row length of a reduction over the innermost axis (a row kernel), or None."""
+    if not op.name.startswith("graph.reduce_"):
+        return None
+    source = ir.RankedTensorType(op.operands[0].type)
+    axes = sorted(a % source.rank for a in ir.DenseI64ArrayAttr(op.attributes["axes"]))
+    if axes != [source.rank - 1] or source.rank < 2:
+        return None
+    return source.shape[-1]
 
 
 def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:

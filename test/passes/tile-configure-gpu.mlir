@@ -68,3 +68,17 @@ func.func @rows(%x: tensor<512x768xf32>, %y: tensor<8x32768xf32>) -> (tensor<512
   %1 = "graph.softmax"(%y) {axis = 1 : i64} : (tensor<8x32768xf32>) -> tensor<8x32768xf32>
   return %0, %1 : tensor<512x768xf32>, tensor<8x32768xf32>
 }
+
+// -----
+
+// A reduction over the innermost axis is a row kernel (here 4096 bf16 a row: a block of 256
+// a row); over another axis it stays loops.
+// SM80-LABEL: func.func private @reductions_kernel_0
+// SM80-SAME: tile.config = {block_threads = 256 : i64, rows_per_block = 1 : i64, strategy = "gpu_rows", vector_size = 8 : i64}
+// SM80-LABEL: func.func private @reductions_kernel_1
+// SM80-SAME: tile.config = {strategy = "loops"}
+func.func @reductions(%x: tensor<64x4096xbf16>, %y: tensor<64x4096xf32>) -> (tensor<64x1xbf16>, tensor<4096xf32>) {
+  %0 = "graph.reduce_max"(%x) {axes = array<i64: -1>, keepdims = true} : (tensor<64x4096xbf16>) -> tensor<64x1xbf16>
+  %1 = "graph.reduce_sum"(%y) {axes = array<i64: 0>, keepdims = false} : (tensor<64x4096xf32>) -> tensor<4096xf32>
+  return %0, %1 : tensor<64x1xbf16>, tensor<4096xf32>
+}
