@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+import reference  # noqa: E402, F401  (the example models' PyTorch versions, for torch_fn)
 
 
 def _t(shape, element: str) -> str:
@@ -157,7 +159,8 @@ def _attention(b: int, h: int, s: int, d: int) -> Bench:
 
 
 def _transformer_block(b: int, s: int, d: int, heads: int, f: int) -> Bench:
-    """A pre-norm GPT-2 block (f32): causal attention and a tanh-GELU MLP, with residuals."""
+    """A pre-norm GPT-2 block (f32): causal attention and a GELU MLP, with residuals; the
+    example transformer block's structure at GPT-2's sizes."""
     hd = d // heads
     x, v, w, w1, w2 = (_t(z, "f32") for z in [(b, s, d), (d,), (d, d), (d, f), (f, d)])
     hid, bf = _t((b, s, f), "f32"), _t((f,), "f32")
@@ -183,7 +186,7 @@ def _transformer_block(b: int, s: int, d: int, heads: int, f: int) -> Bench:
         f'%h2 = "graph.layer_norm"(%r1, %g2, %be2) {norm} : ({x}, {v}, {v}) -> {x}',
         f'%f1 = "graph.matmul"(%h2, %w1) : ({x}, {w1}) -> {hid}',
         f'%f2 = "graph.add"(%f1, %b1) : ({hid}, {bf}) -> {hid}',
-        f'%f3 = "graph.gelu"(%f2) {{approximate = "tanh"}} : ({hid}) -> {hid}',
+        f'%f3 = "graph.gelu"(%f2) {{approximate = "none"}} : ({hid}) -> {hid}',
         f'%f4 = "graph.matmul"(%f3, %w2) : ({hid}, {w2}) -> {x}',
         f'%f5 = "graph.add"(%f4, %b2) : ({x}, {v}) -> {x}',
         f'%y = "graph.add"(%r1, %f5) : ({x}, {x}) -> {x}',
@@ -227,25 +230,9 @@ def _transformer_block(b: int, s: int, d: int, heads: int, f: int) -> Bench:
         f"gpt2 block f32 {b}x{s}x{d}",
         text,
         tuple((z, "f32") for z in shapes),
-        f"lambda *args: torch_transformer_block(torch, *args, heads={heads})",
+        f"lambda *args: reference.torch_version('transformer_block', torch)(*args, heads={heads})",
         flops=2 * b * s * (4 * d * d + 2 * d * f) + 2 * b * heads * s * s * hd,
     )
-
-
-def torch_transformer_block(torch, x, g1, be1, wq, wk, wv, wo, g2, be2, w1, b1, w2, b2, heads):
-    """The same block in PyTorch (what `_transformer_block` compiles)."""
-    functional = torch.nn.functional
-    bsz, seq, dim = x.shape
-
-    def split(t):
-        return t.reshape(bsz, seq, heads, dim // heads).transpose(1, 2)
-
-    h = functional.layer_norm(x, (dim,), g1, be1)
-    q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
-    a = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-    r1 = x + a.transpose(1, 2).reshape(bsz, seq, dim) @ wo
-    f = functional.gelu(functional.layer_norm(r1, (dim,), g2, be2) @ w1 + b1, approximate="tanh")
-    return r1 + f @ w2 + b2
 
 
 def _torch_name(element: str) -> str:

@@ -7,19 +7,19 @@ import numpy as np
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
-def _softmax(x, axis=-1):
+def softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _layer_norm(x, g, b, eps=1e-5):
+def layer_norm(x, g, b, eps=1e-5):
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
     return (x - mean) / np.sqrt(var + eps) * g + b
 
 
 def mlp(x, w1, b1, w2, b2):
-    return _softmax(np.maximum(x @ w1 + b1, 0) @ w2 + b2)
+    return softmax(np.maximum(x @ w1 + b1, 0) @ w2 + b2)
 
 
 def conv_block(x, w, b, scale, shift, mean, var):
@@ -42,13 +42,13 @@ def transformer_block(x, g1, be1, wq, wk, wv, wo, g2, be2, w1, b1, w2, b2, heads
     def split(t):
         return t.reshape(bsz, seq, heads, hd).transpose(0, 2, 1, 3)
 
-    h = _layer_norm(x, g1, be1)
+    h = layer_norm(x, g1, be1)
     q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
     s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hd)
     s = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, s)
-    a = (_softmax(s) @ v).transpose(0, 2, 1, 3).reshape(bsz, seq, dim)
+    a = (softmax(s) @ v).transpose(0, 2, 1, 3).reshape(bsz, seq, dim)
     r1 = x + a @ wo
-    f = _layer_norm(r1, g2, be2) @ w1 + b1
+    f = layer_norm(r1, g2, be2) @ w1 + b1
     f = 0.5 * f * (1 + _erf(f / math.sqrt(2)))
     return r1 + f @ w2 + b2
 

@@ -27,8 +27,8 @@ import math
 from mlir import ir
 from mlir.dialects import arith, builtin, func, gpu, llvm, memref, nvgpu, nvvm, scf, vector
 
+from .gpu_codegen import Broadcasts, clone_body, map_dims, splat, when
 from .gpu_map_loops import VIEWS, index_constant, vector_alignment
-from .gpu_row_kernels import clone_body, map_dims, splat
 from .tile_lower import TransformFailure
 
 THREAD_TILE = 4  # simt: 4 x 4 accumulators a thread; every path: 4-column (16-byte) accesses
@@ -100,7 +100,7 @@ class MatmulKernel:
         self.threads = WARPGROUP if self.wgmma else (self.bm // THREAD_TILE) * self.threads_n
         if self.threads > 1024 or self.threads % 32:
             raise TransformFailure(f"{self.threads} threads a block")
-        self._broadcasts: dict = {}
+        self._broadcast = Broadcasts()
         self._columns: dict = {}
 
     # -- analysis --------------------------------------------------------------------------
@@ -335,13 +335,7 @@ class MatmulKernel:
                 offset = arith.addi(c, index_constant(j))
                 memref.StoreOp(element, shared, [offset, r] if transpose else [r, offset])
 
-        if guard is None:
-            store()
-            return
-        branch = scf.IfOp(guard)
-        with ir.InsertionPoint(branch.then_block):
-            store()
-            scf.YieldOp([])
+        when(guard, store)
 
     def _stage_a(self, k0) -> None:
         self._stage(
@@ -415,14 +409,6 @@ class MatmulKernel:
         ]
         return vector.FromElementsOp(vector_type, elements).result
 
-    def _broadcast(self, value: ir.Value, lanes: int) -> ir.Value:
-        key = (value, lanes)
-        if key not in self._broadcasts:
-            self._broadcasts[key] = vector.BroadcastOp(
-                ir.VectorType.get([lanes], value.type), value
-            ).result
-        return self._broadcasts[key]
-
     # -- epilogue --------------------------------------------------------------------------
 
     def _row(self, i: int) -> ir.Value:
@@ -481,13 +467,7 @@ class MatmulKernel:
                 else:
                     memref.StoreOp(value, buffer, indices)
 
-            if inside is None:
-                store()
-                continue
-            branch = scf.IfOp(inside)
-            with ir.InsertionPoint(branch.then_block):
-                store()
-                scf.YieldOp([])
+            when(inside, store)
 
     def _epilogue(self, c_row, rows: int) -> None:
         """The epilogue ops on each of this thread's `rows` rows of C (`c_row(i)`: C's value

@@ -15,11 +15,13 @@ intermediate rows the linalg form wrote to memory stay in registers.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
+from .gpu_codegen import Broadcasts, attributes_of, clone_body, map_dims, splat, when
 from .gpu_map_loops import VIEWS, index_constant, launch, vector_alignment
 from .tile_lower import TransformFailure
 
@@ -39,85 +41,6 @@ _COMBINERS = {
 
 def _i32(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IntegerType.get_signless(32), value).result
-
-
-def splat(value: float, vector_type: ir.VectorType) -> ir.Value:
-    element = vector_type.element_type
-    return arith.ConstantOp(
-        vector_type, ir.DenseElementsAttr.get_splat(vector_type, ir.FloatAttr.get(element, value))
-    ).result
-
-
-def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
-    return {name: op.attributes[name] for name in op.attributes}
-
-
-def map_dims(generic: ir.Operation) -> list[list]:
-    """Each operand's indexing map as a list of dim positions (or 0 for a constant 0)."""
-    positions = []
-    for attr in ir.ArrayAttr(generic.attributes["indexing_maps"]):
-        dims = []
-        for expr in ir.AffineMapAttr(attr).value.results:
-            if isinstance(expr, ir.AffineDimExpr):
-                dims.append(expr.position)
-            elif isinstance(expr, ir.AffineConstantExpr) and expr.value == 0:
-                dims.append(None)
-            else:
-                raise TransformFailure("an operand is read through a non-trivial indexing map")
-        positions.append(dims)
-    return positions
-
-
-def clone_body(
-    generic: ir.Operation,
-    arguments: list,
-    lanes: int | None,
-    broadcast,
-    stop=None,
-    fastmath: ir.Attribute | None = None,
-):
-    """A linalg body on `arguments` (vectors of `lanes` elements, or scalars for None);
-    returns the yielded values, the value map and the lookup it used. Values from outside
-    the body go through `broadcast(value, lanes)` where vectors use them. Ops from `stop`
-    on are not cloned; ops with fastmath flags take `fastmath` where given."""
-    block = generic.regions[0].blocks[0]
-    mapping = dict(zip(block.arguments, arguments, strict=True))
-
-    def lookup(value):
-        if value in mapping:
-            return mapping[value]
-        return broadcast(value, lanes) if lanes is not None else value
-
-    for view in block.operations:
-        op = view.operation
-        if stop is not None and op == stop:
-            return None, mapping, lookup
-        if op.name == "linalg.yield":
-            return [lookup(v) for v in op.operands], mapping, lookup
-        if len(op.regions) or op.name == "linalg.index":
-            raise TransformFailure(f"'{op.name}' in a kernel body")
-        if not op.operands:  # a constant: as a scalar, broadcast where vectors use it
-            scalar = ir.Operation.create(
-                op.name, results=[op.results[0].type], attributes=attributes_of(op)
-            ).results[0]
-            mapping[op.results[0]] = broadcast(scalar, lanes) if lanes else scalar
-            continue
-        types = [
-            ir.VectorType.get([lanes], r.type) if lanes is not None else r.type for r in op.results
-        ]
-        attributes = attributes_of(op)
-        if fastmath is not None and "fastmath" in attributes:
-            attributes["fastmath"] = fastmath
-        clone = ir.Operation.create(
-            op.name,
-            results=types,
-            operands=[lookup(v) for v in op.operands],
-            attributes=attributes,
-            loc=op.location,
-        )
-        for old, new in zip(op.results, clone.results, strict=True):
-            mapping[old] = new
-    raise TransformFailure("a linalg body without a yield")
 
 
 class RowKernel:
@@ -148,7 +71,7 @@ class RowKernel:
         self.reductions = sum(1 for op in self.generics if self._is_reduction(op))
         self.state: dict = {}  # buffer -> ("full", [chunks]) or ("row", scalar)
         self.written: list = []
-        self._broadcasts: dict = {}
+        self._broadcast = Broadcasts()
 
     # -- analysis --------------------------------------------------------------------------
 
@@ -314,14 +237,6 @@ class RowKernel:
         if buffer not in self.written:
             self.written.append(buffer)
 
-    def _broadcast(self, value: ir.Value, lanes: int) -> ir.Value:
-        key = (value, lanes)
-        if key not in self._broadcasts:
-            self._broadcasts[key] = vector.BroadcastOp(
-                ir.VectorType.get([lanes], value.type), value
-            ).result
-        return self._broadcasts[key]
-
     def _elementwise(self, op: ir.Operation) -> None:
         dims = map_dims(op)
         domain = self._domain(op)
@@ -462,10 +377,10 @@ class RowKernel:
             arith.remui(self.lane, index_constant(WARP)),
             index_constant(0),
         )
-        branch = scf.IfOp(first_lane)
-        with ir.InsertionPoint(branch.then_block):
-            memref.StoreOp(value, self._shared, [arith.addi(warp, index_constant(base))])
-            scf.YieldOp([])
+        when(
+            first_lane,
+            lambda: memref.StoreOp(value, self._shared, [arith.addi(warp, index_constant(base))]),
+        )
         gpu.BarrierOp()
         total = None
         for w in range(warps):
@@ -482,20 +397,12 @@ class RowKernel:
             if kind == "full":
                 for k, chunk in enumerate(value):
                     indices = [*self.row_index, self._column(k)]
-                    valid = self._valid(k)
-                    if valid is None:
-                        self._vector_store(chunk, buffer, indices)
-                        continue
-                    branch = scf.IfOp(valid)
-                    with ir.InsertionPoint(branch.then_block):
-                        self._vector_store(chunk, buffer, indices)
-                        scf.YieldOp([])
+                    store = functools.partial(self._vector_store, chunk, buffer, indices)
+                    when(self._valid(k), store)
             else:
                 first = arith.cmpi(arith.CmpIPredicate.eq, self.lane, index_constant(0))
-                branch = scf.IfOp(first)
-                with ir.InsertionPoint(branch.then_block):
-                    memref.StoreOp(value, buffer, self._row_indices(buffer))
-                    scf.YieldOp([])
+                indices = self._row_indices(buffer)
+                when(first, functools.partial(memref.StoreOp, value, buffer, indices))
 
     def _vector_store(self, chunk: ir.Value, buffer: ir.Value, indices) -> None:
         store = vector.StoreOp(chunk, buffer, indices)

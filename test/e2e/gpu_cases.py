@@ -17,8 +17,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 import reference  # noqa: E402
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
 
 @dataclass(frozen=True)
 class Case:
@@ -85,17 +83,6 @@ def _binary(name: str, op: str, a: str, b: str, a_shape, b_shape, shape) -> str:
     return f'%{name} = "graph.{op}"(%{a}, %{b}) : ({_t(a_shape)}, {_t(b_shape)}) -> {_t(shape)}'
 
 
-def _softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _layer_norm(x, g, b, eps=1e-5):
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * g + b
-
-
 def _rms_norm(x, g, eps=1e-6):
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
 
@@ -128,7 +115,7 @@ def tanh_chain(rows: int, cols: int) -> Case:
 def softmax(rows: int, cols: int) -> Case:
     s = (rows, cols)
     text = _function([("x", s)], [_unary("y", "softmax", "x", s, "axis = -1 : i64")], "y", s)
-    return Case(f"softmax_{rows}x{cols}", text, (s,), _softmax)
+    return Case(f"softmax_{rows}x{cols}", text, (s,), reference.softmax)
 
 
 def layer_norm(rows: int, cols: int) -> Case:
@@ -138,7 +125,7 @@ def layer_norm(rows: int, cols: int) -> Case:
         f"({_t(s)}, {_t(v)}, {_t(v)}) -> {_t(s)}"
     )
     text = _function([("x", s), ("g", v), ("b", v)], [op], "y", s)
-    return Case(f"layer_norm_{rows}x{cols}", text, (s, v, v), _layer_norm)
+    return Case(f"layer_norm_{rows}x{cols}", text, (s, v, v), reference.layer_norm)
 
 
 def matmul(m: int, k: int, n: int) -> Case:
@@ -216,7 +203,7 @@ def attention(batch: int, heads: int, seq: int, dim: int) -> Case:
     def ref(q, k, v):
         scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dim)
         scores = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, scores)
-        return _softmax(scores) @ v
+        return reference.softmax(scores) @ v
 
     text = _function([("q", s), ("k", s), ("v", s)], [op], "y", s)
     return Case(f"attention_{batch}x{heads}x{seq}x{dim}", text, (s, s, s), ref)

@@ -1,0 +1,114 @@
+"""IR building shared by the GPU kernel generators (`gpu_row_kernels`, `gpu_matmul_kernels`):
+linalg bodies cloned onto vectors, scalars broadcast once, code behind a condition."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf, vector
+
+from .tile_lower import TransformFailure
+
+
+def splat(value: float, vector_type: ir.VectorType) -> ir.Value:
+    element = vector_type.element_type
+    return arith.ConstantOp(
+        vector_type, ir.DenseElementsAttr.get_splat(vector_type, ir.FloatAttr.get(element, value))
+    ).result
+
+
+def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
+    return {name: op.attributes[name] for name in op.attributes}
+
+
+def map_dims(generic: ir.Operation) -> list[list]:
+    """Each operand's indexing map as a list of dim positions (or 0 for a constant 0)."""
+    positions = []
+    for attr in ir.ArrayAttr(generic.attributes["indexing_maps"]):
+        dims = []
+        for expr in ir.AffineMapAttr(attr).value.results:
+            if isinstance(expr, ir.AffineDimExpr):
+                dims.append(expr.position)
+            elif isinstance(expr, ir.AffineConstantExpr) and expr.value == 0:
+                dims.append(None)
+            else:
+                raise TransformFailure("an operand is read through a non-trivial indexing map")
+        positions.append(dims)
+    return positions
+
+
+def clone_body(
+    generic: ir.Operation,
+    arguments: list,
+    lanes: int | None,
+    broadcast,
+    stop=None,
+    fastmath: ir.Attribute | None = None,
+):
+    """A linalg body on `arguments` (vectors of `lanes` elements, or scalars for None);
+    returns the yielded values, the value map and the lookup it used. Values from outside
+    the body go through `broadcast(value, lanes)` where vectors use them. Ops from `stop`
+    on are not cloned; ops with fastmath flags take `fastmath` where given."""
+    block = generic.regions[0].blocks[0]
+    mapping = dict(zip(block.arguments, arguments, strict=True))
+
+    def lookup(value):
+        if value in mapping:
+            return mapping[value]
+        return broadcast(value, lanes) if lanes is not None else value
+
+    for view in block.operations:
+        op = view.operation
+        if stop is not None and op == stop:
+            return None, mapping, lookup
+        if op.name == "linalg.yield":
+            return [lookup(v) for v in op.operands], mapping, lookup
+        if len(op.regions) or op.name == "linalg.index":
+            raise TransformFailure(f"'{op.name}' in a kernel body")
+        if not op.operands:  # a constant: as a scalar, broadcast where vectors use it
+            scalar = ir.Operation.create(
+                op.name, results=[op.results[0].type], attributes=attributes_of(op)
+            ).results[0]
+            mapping[op.results[0]] = broadcast(scalar, lanes) if lanes else scalar
+            continue
+        types = [
+            ir.VectorType.get([lanes], r.type) if lanes is not None else r.type for r in op.results
+        ]
+        attributes = attributes_of(op)
+        if fastmath is not None and "fastmath" in attributes:
+            attributes["fastmath"] = fastmath
+        clone = ir.Operation.create(
+            op.name,
+            results=types,
+            operands=[lookup(v) for v in op.operands],
+            attributes=attributes,
+            loc=op.location,
+        )
+        for old, new in zip(op.results, clone.results, strict=True):
+            mapping[old] = new
+    raise TransformFailure("a linalg body without a yield")
+
+
+class Broadcasts:
+    """`vector.broadcast`s of scalars, each made once per kernel and reused."""
+
+    def __init__(self):
+        self._made: dict = {}
+
+    def __call__(self, value: ir.Value, lanes: int) -> ir.Value:
+        key = (value, lanes)
+        if key not in self._made:
+            self._made[key] = vector.BroadcastOp(
+                ir.VectorType.get([lanes], value.type), value
+            ).result
+        return self._made[key]
+
+
+def when(condition: ir.Value | None, build) -> None:
+    """`build()` behind `scf.if condition` (directly where the condition is None: always)."""
+    if condition is None:
+        build()
+        return
+    branch = scf.IfOp(condition)
+    with ir.InsertionPoint(branch.then_block):
+        build()
+        scf.YieldOp([])
