@@ -174,18 +174,20 @@ def _map_serial(ops: list[ir.Operation]) -> None:
 
 def _map_function(fn: ir.Operation, block_threads: int) -> None:
     run: list[ir.Operation] = []
-    for op in list(fn.regions[0].blocks[0].operations):
+    # Operations, not their views: a view's `name` is an op's `name` attribute where it has
+    # one (memref.get_global's symbol).
+    for op in [view.operation for view in fn.regions[0].blocks[0].operations]:
         if op.name == "scf.parallel":
             if run:
                 _map_serial(run)
                 run = []
-            _map_parallel(op.operation, block_threads)
+            _map_parallel(op, block_threads)
         elif op.name in HOST_OPS:
             if run:
                 _map_serial(run)
                 run = []
         else:
-            run.append(op.operation)
+            run.append(op)
     if run:
         _map_serial(run)
 

@@ -76,7 +76,8 @@ class MatmulKernel:
         self.kernel = kernel
         self.body = kernel.regions[0].blocks[0]
         self.ops = [op.operation for op in self.body.operations]
-        allowed = {"arith.constant", "memref.alloc", "linalg.generic", "func.return", *VIEWS}
+        allowed = {"arith.constant", "memref.alloc", "memref.get_global", "linalg.generic"}
+        allowed |= {"func.return", *VIEWS}
         for op in self.ops:
             if op.name not in allowed:
                 raise TransformFailure(f"'{op.name}' in a matmul kernel")

@@ -51,7 +51,8 @@ class RowKernel:
         self.body = kernel.regions[0].blocks[0]
         self.ops = [op.operation for op in self.body.operations]
         self.generics = [op for op in self.ops if op.name == "linalg.generic"]
-        allowed = {"arith.constant", "memref.alloc", "linalg.generic", "func.return", *VIEWS}
+        allowed = {"arith.constant", "memref.alloc", "memref.get_global", "linalg.generic"}
+        allowed |= {"func.return", *VIEWS}
         for op in self.ops:
             if op.name not in allowed:
                 raise TransformFailure(f"'{op.name}' in a row kernel")
@@ -70,6 +71,7 @@ class RowKernel:
             raise TransformFailure(f"rows of {self.cols} take {self.chunks} vectors a lane")
         self.reductions = sum(1 for op in self.generics if self._is_reduction(op))
         self.state: dict = {}  # buffer -> ("full", [chunks]) or ("row", scalar)
+        self.access: dict = {}  # buffer -> its indexing map's dims
         self.written: list = []
         self._broadcast = Broadcasts()
 
@@ -108,15 +110,19 @@ class RowKernel:
                     extents[dim] = extent
         return [extents[d] for d in range(len(extents))]
 
-    def _kind(self, dims: list, full: bool) -> str:
-        lead = list(range(len(self.lead)))
-        if full and dims == [*lead, len(self.lead)]:
-            return "full"
-        if dims == lead or dims == [*lead, None]:
+    def _kind(self, buffer: ir.Value, dims: list, full: bool) -> str:
+        """How `buffer` is read or written through an indexing map of `dims` (positions in
+        the rows' dims, None for a broadcast): "full" (a value per element of the row),
+        "col" (the same row vector for every row: gamma), "row" (a value per row)."""
+        lead = len(self.lead)
+        if self.access.setdefault(buffer, dims) != dims:
+            raise TransformFailure("a buffer accessed through two indexing maps")
+        row_dims = dims[:-1] if full and dims and dims[-1] == lead else dims
+        if any(d is not None and d >= lead for d in row_dims):
+            raise TransformFailure(f"an operand indexed as {dims} in a row kernel")
+        if row_dims is dims:
             return "row"
-        if full and dims == [len(self.lead)]:
-            return "col"
-        raise TransformFailure(f"an operand indexed as {dims} in a row kernel")
+        return "full" if any(d is not None for d in row_dims) else "col"
 
     # -- code ------------------------------------------------------------------------------
 
@@ -176,12 +182,12 @@ class RowKernel:
     def _column(self, k: int) -> ir.Value:
         return arith.muli(self.vector_index[k], index_constant(self.lanes))
 
-    def _load_chunks(self, buffer: ir.Value, kind: str) -> list[ir.Value]:
+    def _load_chunks(self, buffer: ir.Value) -> list[ir.Value]:
         memref_type = ir.MemRefType(buffer.type)
         vector_type = self._vector_type(memref_type.element_type)
         chunks = []
         for k in range(self.chunks):
-            indices = ([*self.row_index] if kind == "full" else []) + [self._column(k)]
+            indices = self._indices(buffer, self._column(k))
             valid = self._valid(k)
             if valid is None:
                 chunks.append(self._vector_load(vector_type, buffer, indices))
@@ -207,16 +213,21 @@ class RowKernel:
                 ir.IntegerType.get_signless(64), alignment
             )
 
-    def _row_indices(self, buffer: ir.Value) -> list[ir.Value]:
-        rank = ir.MemRefType(buffer.type).rank
-        extra = [index_constant(0)] * (rank - len(self.lead))
-        return [*self.row_index, *extra]
+    def _indices(self, buffer: ir.Value, column: ir.Value | None = None) -> list[ir.Value]:
+        """This row's indices into `buffer` (and `column`'s, for a row's elements), through
+        the indexing map it was read or written with."""
+        dims = self.access[buffer]
+        if column is not None:
+            dims = dims[:-1]
+        zero = index_constant(0)
+        indices = [zero if d is None else self.row_index[d] for d in dims]
+        return indices if column is None else [*indices, column]
 
     def _read(self, buffer: ir.Value, kind: str):
         """A buffer's value for this row: registers, or loaded once from memory."""
         if kind == "col":
             if buffer not in self.state:
-                self.state[buffer] = ("col", self._load_chunks(buffer, "col"))
+                self.state[buffer] = ("col", self._load_chunks(buffer))
             return self.state[buffer][1]
         if buffer in self.state:
             state_kind, value = self.state[buffer]
@@ -224,9 +235,9 @@ class RowKernel:
                 raise TransformFailure("a buffer read both as rows and as row values")
             return value
         if kind == "full":
-            value = self._load_chunks(buffer, "full")
+            value = self._load_chunks(buffer)
         else:
-            value = memref.LoadOp(buffer, self._row_indices(buffer)).result
+            value = memref.LoadOp(buffer, self._indices(buffer)).result
         self.state[buffer] = (kind, value)
         return value
 
@@ -247,7 +258,7 @@ class RowKernel:
         outputs = self._outputs(op)
         n_inputs = len(op.operands) - len(outputs)
         kinds = [
-            self._kind(d, full) if isinstance(v.type, ir.ShapedType) else "scalar"
+            self._kind(v, d, full) if isinstance(v.type, ir.ShapedType) else "scalar"
             for v, d in zip(op.operands, dims, strict=True)
         ]
         if not full:
@@ -310,7 +321,7 @@ class RowKernel:
         mapped_operand = [v for v in combiner.operands if v != accumulator][0]
         dims = map_dims(op)
         kinds = [
-            self._kind(d, True) if isinstance(v.type, ir.ShapedType) else "scalar"
+            self._kind(v, d, True) if isinstance(v.type, ir.ShapedType) else "scalar"
             for v, d in zip(op.operands, dims, strict=True)
         ]
         partial = None
@@ -396,12 +407,12 @@ class RowKernel:
             kind, value = self.state[buffer]
             if kind == "full":
                 for k, chunk in enumerate(value):
-                    indices = [*self.row_index, self._column(k)]
+                    indices = self._indices(buffer, self._column(k))
                     store = functools.partial(self._vector_store, chunk, buffer, indices)
                     when(self._valid(k), store)
             else:
                 first = arith.cmpi(arith.CmpIPredicate.eq, self.lane, index_constant(0))
-                indices = self._row_indices(buffer)
+                indices = self._indices(buffer)
                 when(first, functools.partial(memref.StoreOp, value, buffer, indices))
 
     def _vector_store(self, chunk: ir.Value, buffer: ir.Value, indices) -> None:

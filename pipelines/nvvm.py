@@ -47,7 +47,9 @@ TO_NVVM = (
 
 def merge_gpu_modules(module: ir.Operation) -> None:
     """All kernels into one `gpu.module @kernels` (outlining makes a module per launch): one
-    PTX file, loaded once, where a module per launch would cost a load (and a JIT) each."""
+    PTX file, loaded once, where a module per launch would cost a load (and a JIT) each.
+    Identical kernels become one (an LSTM's time steps launch the same few kernels 128
+    times each)."""
     body = module.regions[0].blocks[0]
     modules = [op for op in body.operations if op.operation.name == "gpu.module"]
     if not modules:
@@ -61,6 +63,7 @@ def merge_gpu_modules(module: ir.Operation) -> None:
         merged.regions[0].blocks.append()
     target_block = merged.regions[0].blocks[0]
     renamed = {}
+    by_body: dict[str, str] = {}
     for gpu_module in modules:
         module_name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
         for kernel in list(gpu_module.regions[0].blocks[0].operations):
@@ -72,8 +75,13 @@ def merge_gpu_modules(module: ir.Operation) -> None:
                 if module_name.startswith(kernel_name)
                 else f"{module_name}_{kernel_name}"
             )
+            kernel.attributes["sym_name"] = ir.StringAttr.get(KERNEL_MODULE, module.context)
+            body_text = str(kernel)  # named alike, kernels print alike when they are alike
+            if body_text in by_body:
+                renamed[(module_name, kernel_name)] = by_body[body_text]
+                continue
+            by_body[body_text] = renamed[(module_name, kernel_name)] = new_name
             kernel.attributes["sym_name"] = ir.StringAttr.get(new_name, module.context)
-            renamed[(module_name, kernel_name)] = new_name
             _align_workgroup_memory(kernel.operation)
             target_block.append(kernel.operation)
         gpu_module.operation.erase()

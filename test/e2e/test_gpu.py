@@ -7,6 +7,7 @@ is compiled here for the device's chip.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import gpu_cases  # noqa: E402
 from strata.runtime import cuda, load  # noqa: E402
 
@@ -134,3 +136,46 @@ def test_runtime_runs_without_the_compiler(artifacts, tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     case.check(np.load(tmp_path / "out.npy"), arrays)
+
+
+def _model_names() -> list[str]:
+    try:
+        from model_suite import MODELS
+    except ImportError:  # no torch
+        return []
+    return list(MODELS)
+
+
+@pytest.mark.parametrize("name", _model_names())
+def test_torch_model_matches_eager_on_the_gpu(name, device, tmp_path):
+    """A model of examples/model_suite.py, compiled with its parameters as arguments, on
+    device tensors against PyTorch eager on the same GPU (TF32 off), within 1e-4 of the
+    output's scale."""
+    torch = pytest.importorskip("torch")
+    import model_suite
+
+    prebuilt = os.environ.get("STRATA_GPU_CASES")
+    if prebuilt:
+        folder = Path(prebuilt)
+    else:
+        import build_gpu_cases
+
+        folder = tmp_path
+        build_gpu_cases.build_models([name], _chip(device), folder)
+    if not (folder / f"{name}.nvvm").exists():
+        pytest.skip(f"{name} was not built (build_gpu_cases.py --models)")
+    arguments = json.loads((folder / f"{name}.json").read_text())["arguments"]
+    model, inputs, _ = model_suite.build(name)
+    program = torch.export.export(model, tuple(inputs), strict=False)
+    tensors = {**program.state_dict, **program.constants}
+    values = [tensors[key] if kind == "parameter" else inputs[key] for kind, key in arguments]
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    function = load(folder / f"{name}.nvvm")["main"]
+    result = function(*[v.detach().cuda().contiguous() for v in values])
+    actual = torch.as_tensor(result, device="cuda").cpu().numpy()
+    with torch.no_grad():
+        expected = model.cuda()(*[x.cuda() for x in inputs])
+    expected = expected.cpu().numpy()
+    scale = float(np.abs(expected).max())
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-4 * scale)
