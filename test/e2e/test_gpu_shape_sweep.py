@@ -1,0 +1,95 @@
+"""Every GPU strategy realizes the configuration tile-configure chose, over real and awkward
+sizes, for sm_80 and sm_90a, compiling to PTX without local-memory spills: a kernel that
+`--gpu-tile` leaves as plain loops (a remark) fails here. Running them needs a GPU
+(test_gpu.py); this needs none."""
+
+import pytest
+from strata import compiler
+from strata.passes import gpu_tile
+
+CHIPS = ["sm_80", "sm_90a"]
+
+
+@pytest.fixture
+def left_as_loops(monkeypatch):
+    remarks = []
+    monkeypatch.setattr(gpu_tile, "remark", lambda location, message: remarks.append(message))
+    yield remarks
+    assert remarks == []
+
+
+def _t(shape, element="f32") -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def _ptx(text: str, chip: str) -> str:
+    ptx = compiler.emit(compiler.load(text), "ptx", f"nvvm:{chip}").decode()
+    assert ".local" not in ptx
+    return ptx
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("element", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize(
+    "m, k, n", [(1, 768, 768), (7, 1000, 127), (128, 768, 3072), (512, 3072, 768), (129, 64, 8)]
+)
+def test_linear(m, k, n, element, chip, left_as_loops):
+    x, w, b, y = _t((m, k), element), _t((k, n), element), _t((n,)), _t((m, n))
+    text = (
+        f"func.func @main(%x: {x}, %w: {w}, %b: {b}) -> {y} {{\n"
+        f'  %0 = "graph.matmul"(%x, %w) : ({x}, {w}) -> {y}\n'
+        f'  %1 = "graph.add"(%0, %b) : ({y}, {b}) -> {y}\n'
+        f'  %2 = "graph.gelu"(%1) {{approximate = "tanh"}} : ({y}) -> {y}\n'
+        f"  return %2 : {y}\n}}\n"
+    )
+    ptx = _ptx(text, chip)
+    tensor_cores = chip == "sm_90a" and element != "f32" and k % 8 == 0 and n % 8 == 0
+    assert ("wgmma.mma_async" in ptx) == tensor_cores
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("b, m, k, n", [(12, 128, 64, 128), (2, 7, 33, 5)])
+def test_batched_matmul(b, m, k, n, chip, left_as_loops):
+    x, w, y = _t((b, m, k)), _t((b, k, n)), _t((b, m, n))
+    text = (
+        f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
+        f'  %0 = "graph.matmul"(%x, %w) : ({x}, {w}) -> {y}\n'
+        f"  return %0 : {y}\n}}\n"
+    )
+    _ptx(text, chip)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("element", ["f32", "bf16"])
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+@pytest.mark.parametrize("rows, width", [(1, 7), (7, 127), (128, 768), (3, 1000), (64, 8192)])
+def test_rows(op, rows, width, element, chip, left_as_loops):
+    x, v = _t((rows, width), element), _t((width,), element)
+    if op == "softmax":
+        line = f'%0 = "graph.softmax"(%x) {{axis = -1 : i64}} : ({x}) -> {x}'
+    elif op == "layer_norm":
+        line = (
+            f'%0 = "graph.layer_norm"(%x, %g, %g) {{axis = -1 : i64, epsilon = 1.0e-5 : f32}}'
+            f" : ({x}, {v}, {v}) -> {x}"
+        )
+    else:
+        line = (
+            f'%0 = "graph.rms_norm"(%x, %g) {{axis = -1 : i64, epsilon = 1.0e-6 : f32}}'
+            f" : ({x}, {v}) -> {x}"
+        )
+    text = f"func.func @main(%x: {x}, %g: {v}) -> {x} {{\n  {line}\n  return %0 : {x}\n}}\n"
+    ptx = _ptx(text, chip)
+    assert "shfl.sync.bfly" in ptx
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("shape", [(1,), (7, 127), (4096, 1024), (3, 5, 1000)])
+def test_elementwise(shape, chip, left_as_loops):
+    t = _t(shape)
+    text = (
+        f"func.func @main(%x: {t}, %y: {t}) -> {t} {{\n"
+        f'  %0 = "graph.mul"(%x, %y) : ({t}, {t}) -> {t}\n'
+        f'  %1 = "graph.sigmoid"(%0) : ({t}) -> {t}\n'
+        f"  return %1 : {t}\n}}\n"
+    )
+    _ptx(text, chip)
