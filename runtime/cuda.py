@@ -172,6 +172,8 @@ def _device_pointer(value, spec: TensorSpec, what: str) -> int:
     """The data address of a device array that matches `spec`, checked."""
     interface = value.__cuda_array_interface__
     dtype = np.dtype(interface["typestr"])
+    if dtype.kind == "V" and spec.element == "bf16" and dtype.itemsize == 2:
+        dtype = spec.dtype  # torch describes bfloat16 as 2 opaque bytes ("|V2")
     shape = tuple(interface["shape"])
     if dtype != spec.dtype or shape != spec.shape:
         raise InvocationError(

@@ -79,14 +79,25 @@ def test_case_with_numpy_arrays(name, artifacts):
         case.check(function(*arrays), arrays)
 
 
-@pytest.mark.parametrize("name", ["mlp", "transformer_block", "softmax_127x1000"])
+def _to_torch(torch, array: np.ndarray):
+    """A CUDA tensor of `array`; ml_dtypes' bfloat16 goes through its bits."""
+    if array.dtype.name == "bfloat16":
+        return torch.from_numpy(array.view(np.uint16)).view(torch.bfloat16).cuda()
+    return torch.from_numpy(array).cuda()
+
+
+@pytest.mark.parametrize(
+    "name", ["mlp", "transformer_block", "softmax_127x1000", "linear_bf16_512x1024x512"]
+)
 def test_case_with_device_arrays(name, artifacts):
+    """torch tensors in (bfloat16 ones among them, which torch describes as 2 opaque
+    bytes), DeviceArrays out."""
     torch = pytest.importorskip("torch")
     case = gpu_cases.CASES[name]
     function = load(artifacts(name))["main"]
     for seed in (0, 1, 2):  # new tensors each time: the graph's addresses are rebound
         arrays = case.inputs(seed)
-        tensors = [torch.from_numpy(a).cuda() for a in arrays]
+        tensors = [_to_torch(torch, a) for a in arrays]
         result = function(*tensors)
         assert isinstance(result, cuda.DeviceArray)
         as_torch = torch.as_tensor(result, device="cuda")
