@@ -371,9 +371,14 @@ def _row(torch, bench: Bench, function, built: dict, compile_peer: bool) -> str:
     else:
         rate = f"{bench.flops / t_strata / 1e12:.1f} TFLOP/s"
         vs_copy = ""
+    compiled_time, compiled_ratio = (
+        ("not run", "")
+        if math.isnan(t_compile)
+        else (f"{t_compile * 1e6:.1f} us", f"{t_compile / t_strata:.2f}")
+    )
     line = (
         f"| {bench.name} | {t_strata * 1e6:.1f} us | {t_eager * 1e6:.1f} us |"
-        f" {t_compile * 1e6:.1f} us | {t_eager / t_strata:.2f} | {t_compile / t_strata:.2f} |"
+        f" {compiled_time} | {t_eager / t_strata:.2f} | {compiled_ratio} |"
         f" {rate} | {vs_copy} | {built['compile_s'].get(bench.name, math.nan):.2f} |"
     )
     print(line, f"(max error {error:.1e} of the largest magnitude)", flush=True)
