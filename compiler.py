@@ -150,8 +150,8 @@ def compile_module(module_or_text, target: str = "cpu", entry: str | None = None
     """`strata.compile`: a callable over numpy arrays for the entry function."""
     desc = resolve_target(target)
     if desc.kind == "nvvm":
-        return _compile_for_cuda(module_or_text, target, entry)
-    if desc.kind != "cpu" or not desc.is_host:
+        cuda = _cuda_runtime(target)  # before compiling: say at once that there is no GPU
+    elif desc.kind != "cpu" or not desc.is_host:
         raise CompileError(
             f"target '{target}' cannot run in this process (the host CPU and CUDA GPUs can)"
         )
@@ -160,25 +160,24 @@ def compile_module(module_or_text, target: str = "cpu", entry: str | None = None
         module = copy(module)
     sigs = signatures(module)
     chosen = pick_entry(sigs, entry)
+    if desc.kind == "nvvm":
+        from .runtime.gpu_artifact import Artifact
+
+        artifact = Artifact.from_bytes(emit(module, "artifact", target))
+        return cuda.Module(artifact, f"<{target}>")[chosen.name]
     lower(module, desc)
     return jit(module, [chosen])[chosen.name]
 
 
-def _compile_for_cuda(module_or_text, target: str, entry: str | None):
-    """Compiles to a GPU artifact in memory and loads it on this machine's GPU."""
+def _cuda_runtime(target: str):
+    """The CUDA runtime module, once it has found a GPU to run `target` on."""
     from .runtime import cuda
-    from .runtime.gpu_artifact import Artifact
 
     try:
         cuda.Device.get()
     except cuda.CudaError as error:
         raise CompileError(f"target '{target}' runs on a CUDA GPU, and here: {error}") from None
-    module = load(module_or_text)
-    if module is module_or_text:
-        module = copy(module)
-    chosen = pick_entry(signatures(module), entry)
-    artifact = Artifact.from_bytes(emit(module, "artifact", target))
-    return cuda.Module(artifact, f"<{target}>")[chosen.name]
+    return cuda
 
 
 # ----------------------------------------------------------------------------------------------

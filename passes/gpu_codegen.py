@@ -6,6 +6,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, scf, vector
 
+from .gpu_map_loops import vector_alignment
 from .tile_lower import TransformFailure
 
 
@@ -112,3 +113,34 @@ def when(condition: ir.Value | None, build) -> None:
     with ir.InsertionPoint(branch.then_block):
         build()
         scf.YieldOp([])
+
+
+def _align(op: ir.Operation, buffer: ir.Value, vector_type: ir.VectorType) -> None:
+    alignment = vector_alignment(ir.MemRefType(buffer.type), vector_type)
+    if alignment:
+        op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), alignment)
+
+
+def aligned_load(vector_type: ir.VectorType, buffer: ir.Value, indices) -> ir.Value:
+    """A vector load at whole-vector indices, carrying the alignment that makes it one
+    16-byte access (the NVPTX backend splits accesses it cannot prove aligned)."""
+    load = vector.LoadOp(vector_type, buffer, indices)
+    _align(load.operation, buffer, vector_type)
+    return load.result
+
+
+def aligned_store(value: ir.Value, buffer: ir.Value, indices) -> None:
+    store = vector.StoreOp(value, buffer, indices)
+    _align(store.operation, buffer, ir.VectorType(value.type))
+
+
+def guarded_load(vector_type, buffer, indices, condition: ir.Value | None) -> ir.Value:
+    """`aligned_load` where `condition` holds (always where it is None), else zeros."""
+    if condition is None:
+        return aligned_load(vector_type, buffer, indices)
+    branch = scf.IfOp(condition, [vector_type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([aligned_load(vector_type, buffer, indices)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([splat(0.0, vector_type)])
+    return branch.results[0]

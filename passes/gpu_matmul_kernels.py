@@ -27,8 +27,15 @@ import math
 from mlir import ir
 from mlir.dialects import arith, builtin, func, gpu, llvm, memref, nvgpu, nvvm, scf, vector
 
-from .gpu_codegen import Broadcasts, clone_body, map_dims, splat, when
-from .gpu_map_loops import VIEWS, index_constant, vector_alignment
+from .gpu_codegen import (
+    Broadcasts,
+    aligned_store,
+    clone_body,
+    guarded_load,
+    map_dims,
+    when,
+)
+from .gpu_map_loops import VIEWS, index_constant
 from .tile_lower import TransformFailure
 
 THREAD_TILE = 4  # simt: 4 x 4 accumulators a thread; every path: 4-column (16-byte) accesses
@@ -258,25 +265,6 @@ class MatmulKernel:
             scf.YieldOp(values)
         return list(loop.results)
 
-    def _guarded_load(self, vector_type, buffer, indices, inside) -> ir.Value:
-        if inside is None:
-            return self._vector_load(vector_type, buffer, indices)
-        branch = scf.IfOp(inside, [vector_type], has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp([self._vector_load(vector_type, buffer, indices)])
-        with ir.InsertionPoint(branch.else_block):
-            scf.YieldOp([splat(0.0, vector_type)])
-        return branch.results[0]
-
-    def _vector_load(self, vector_type, buffer, indices) -> ir.Value:
-        load = vector.LoadOp(vector_type, buffer, indices)
-        alignment = vector_alignment(ir.MemRefType(buffer.type), vector_type)
-        if alignment and vector_type.shape[0] > 1:
-            load.attributes["alignment"] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), alignment
-            )
-        return load.result
-
     @staticmethod
     def _below(index: ir.Value, bound: int, extent: int) -> ir.Value | None:
         """`index < bound`, or None where tiles of `extent` cover `bound` exactly."""
@@ -323,7 +311,7 @@ class MatmulKernel:
                 _less(linear, count) if partial_step else None,
             )
             indices = [self.batch_index[p] for p in batch_positions] + [row, col]
-            value = self._guarded_load(vector_type, source, indices, inside)
+            value = guarded_load(vector_type, source, indices, inside)
             store_guard = _less(linear, count) if partial_step else None
             self._store_shared(value, shared, r, c, lanes, transpose, store_guard)
 
@@ -434,7 +422,7 @@ class MatmulKernel:
         if self.n % THREAD_TILE == 0:
             inside = self._and(row_inside, self._below(self.col0, self.n, self.bn))
             indices = self._tile_indices(buffer, kind, i, self.col0)
-            return self._guarded_load(vector_type, buffer, indices, inside)
+            return guarded_load(vector_type, buffer, indices, inside)
         # Rows of C are not whole vectors: element by element, each behind its bound.
         elements = []
         for j in range(THREAD_TILE):
@@ -464,7 +452,7 @@ class MatmulKernel:
 
             def store(value=value, indices=indices):
                 if isinstance(value.type, ir.VectorType):
-                    self._vector_store(value, buffer, indices)
+                    aligned_store(value, buffer, indices)
                 else:
                     memref.StoreOp(value, buffer, indices)
 
@@ -700,15 +688,6 @@ class MatmulKernel:
             )
             n = arith.addi(self.n0, index_constant(half * TMA_BOX))
             nvgpu.TmaAsyncLoadOp(b_view, barriers, descriptor_b, [n, k], slot)
-
-    @staticmethod
-    def _vector_store(chunk, buffer, indices) -> None:
-        store = vector.StoreOp(chunk, buffer, indices)
-        alignment = vector_alignment(ir.MemRefType(buffer.type), ir.VectorType(chunk.type))
-        if alignment:
-            store.attributes["alignment"] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), alignment
-            )
 
 
 def realize_matmul(kernel: ir.Operation, config: dict) -> None:

@@ -19,10 +19,19 @@ import functools
 import math
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf, vector
+from mlir.dialects import arith, gpu, memref, vector
 
-from .gpu_codegen import Broadcasts, attributes_of, clone_body, map_dims, splat, when
-from .gpu_map_loops import VIEWS, index_constant, launch, vector_alignment
+from .gpu_codegen import (
+    Broadcasts,
+    aligned_store,
+    attributes_of,
+    clone_body,
+    guarded_load,
+    map_dims,
+    splat,
+    when,
+)
+from .gpu_map_loops import VIEWS, index_constant, launch
 from .tile_lower import TransformFailure
 
 WARP = 32
@@ -188,30 +197,8 @@ class RowKernel:
         chunks = []
         for k in range(self.chunks):
             indices = self._indices(buffer, self._column(k))
-            valid = self._valid(k)
-            if valid is None:
-                chunks.append(self._vector_load(vector_type, buffer, indices))
-                continue
-            branch = scf.IfOp(valid, [vector_type], has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                scf.YieldOp([self._vector_load(vector_type, buffer, indices)])
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([splat(0.0, vector_type)])
-            chunks.append(branch.results[0])
+            chunks.append(guarded_load(vector_type, buffer, indices, self._valid(k)))
         return chunks
-
-    def _vector_load(self, vector_type, buffer, indices) -> ir.Value:
-        load = vector.LoadOp(vector_type, buffer, indices)
-        self._align(load.operation, buffer, vector_type)
-        return load.result
-
-    @staticmethod
-    def _align(op: ir.Operation, buffer: ir.Value, vector_type: ir.VectorType) -> None:
-        alignment = vector_alignment(ir.MemRefType(buffer.type), vector_type)
-        if alignment:
-            op.attributes["alignment"] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), alignment
-            )
 
     def _indices(self, buffer: ir.Value, column: ir.Value | None = None) -> list[ir.Value]:
         """This row's indices into `buffer` (and `column`'s, for a row's elements), through
@@ -257,20 +244,13 @@ class RowKernel:
         block = op.regions[0].blocks[0]
         outputs = self._outputs(op)
         n_inputs = len(op.operands) - len(outputs)
-        kinds = [
-            self._kind(v, d, full) if isinstance(v.type, ir.ShapedType) else "scalar"
-            for v, d in zip(op.operands, dims, strict=True)
-        ]
+        kinds = self._kinds(op, dims, full)
+        # Outputs the body only writes have no value to read.
+        read = [i < n_inputs or bool(list(arg.uses)) for i, arg in enumerate(block.arguments)]
         if not full:
             arguments = [
-                None
-                if i >= n_inputs and not list(arg.uses)
-                else self._read(v, k)
-                if k != "scalar"
-                else v
-                for i, (v, k, arg) in enumerate(
-                    zip(op.operands, kinds, block.arguments, strict=True)
-                )
+                (v if k == "scalar" else self._read(v, k)) if r else None
+                for v, k, r in zip(op.operands, kinds, read, strict=True)
             ]
             results, _, _ = clone_body(op, arguments, None, self._broadcast)
             for buffer, result in zip(outputs, results, strict=True):
@@ -278,16 +258,10 @@ class RowKernel:
             return
         new_chunks = [[] for _ in outputs]
         for k in range(self.chunks):
-            arguments = []
-            for i, (value, kind) in enumerate(zip(op.operands, kinds, strict=True)):
-                if i >= n_inputs and not list(block.arguments[i].uses):
-                    arguments.append(None)  # an output that is only written
-                elif kind in ("full", "col"):
-                    arguments.append(self._read(value, kind)[k])
-                elif kind == "row":
-                    arguments.append(self._broadcast(self._read(value, "row"), self.lanes))
-                else:
-                    arguments.append(self._broadcast(value, self.lanes))
+            arguments = [
+                self._chunk_argument(v, kind, k) if r else None
+                for v, kind, r in zip(op.operands, kinds, read, strict=True)
+            ]
             results, _, _ = clone_body(op, arguments, self.lanes, self._broadcast)
             for chunks, result in zip(new_chunks, results, strict=True):
                 chunks.append(result)
@@ -295,6 +269,20 @@ class RowKernel:
             if kind != "full":
                 raise TransformFailure("an elementwise op over rows writes a partial buffer")
             self._write(buffer, "full", chunks)
+
+    def _kinds(self, op: ir.Operation, dims: list, full: bool) -> list[str]:
+        return [
+            self._kind(v, d, full) if isinstance(v.type, ir.ShapedType) else "scalar"
+            for v, d in zip(op.operands, dims, strict=True)
+        ]
+
+    def _chunk_argument(self, value: ir.Value, kind: str, k: int) -> ir.Value:
+        """An operand's value in this lane's chunk k: its vector, or a broadcast scalar."""
+        if kind in ("full", "col"):
+            return self._read(value, kind)[k]
+        if kind == "row":
+            return self._broadcast(self._read(value, "row"), self.lanes)
+        return self._broadcast(value, self.lanes)
 
     @staticmethod
     def _outputs(op: ir.Operation) -> list[ir.Value]:
@@ -319,24 +307,14 @@ class RowKernel:
             raise TransformFailure("a reduction whose body is not a map and a known combiner")
         kind, identity = _COMBINERS[combiner.name]
         mapped_operand = [v for v in combiner.operands if v != accumulator][0]
-        dims = map_dims(op)
-        kinds = [
-            self._kind(v, d, True) if isinstance(v.type, ir.ShapedType) else "scalar"
-            for v, d in zip(op.operands, dims, strict=True)
-        ]
+        kinds = self._kinds(op, map_dims(op), True)
         partial = None
         for k in range(self.chunks):
-            arguments = []
-            for value, value_kind in zip(list(op.operands)[:-1], kinds[:-1], strict=True):
-                if value_kind in ("full", "col"):
-                    arguments.append(self._read(value, value_kind)[k])
-                elif value_kind == "row":
-                    arguments.append(self._broadcast(self._read(value, "row"), self.lanes))
-                else:
-                    arguments.append(self._broadcast(value, self.lanes))
-            _, mapping, lookup = clone_body(
-                op, [*arguments, None], self.lanes, self._broadcast, combiner
-            )
+            arguments = [
+                self._chunk_argument(v, kind, k)
+                for v, kind in zip(list(op.operands)[:-1], kinds[:-1], strict=True)
+            ]
+            _, _, lookup = clone_body(op, [*arguments, None], self.lanes, self._broadcast, combiner)
             mapped = lookup(mapped_operand)
             valid = self._valid(k)
             if valid is not None:
@@ -408,16 +386,12 @@ class RowKernel:
             if kind == "full":
                 for k, chunk in enumerate(value):
                     indices = self._indices(buffer, self._column(k))
-                    store = functools.partial(self._vector_store, chunk, buffer, indices)
+                    store = functools.partial(aligned_store, chunk, buffer, indices)
                     when(self._valid(k), store)
             else:
                 first = arith.cmpi(arith.CmpIPredicate.eq, self.lane, index_constant(0))
                 indices = self._indices(buffer)
                 when(first, functools.partial(memref.StoreOp, value, buffer, indices))
-
-    def _vector_store(self, chunk: ir.Value, buffer: ir.Value, indices) -> None:
-        store = vector.StoreOp(chunk, buffer, indices)
-        self._align(store.operation, buffer, ir.VectorType(chunk.type))
 
 
 def realize_rows(kernel: ir.Operation, config: dict) -> None:

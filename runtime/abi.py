@@ -205,30 +205,38 @@ class Function:
         return tuple(outputs)
 
     def _outputs(self, out) -> list[np.ndarray]:
-        specs = self.signature.results
-        if out is None:
-            return [empty_aligned(spec.shape, spec.dtype) for spec in specs]
-        given = list(out) if isinstance(out, (tuple, list)) else [out]
-        if len(given) != len(specs):
-            raise InvocationError(
-                f"'{self.signature.name}' has {len(specs)} result(s), out= gives {len(given)}"
-            )
-        for i, (array, spec) in enumerate(zip(given, specs, strict=True)):
-            if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
-                raise InvocationError(f"out[{i}] must be a C-contiguous numpy array")
-            if array.dtype != spec.dtype or tuple(array.shape) != spec.shape:
-                raise InvocationError(
-                    f"out[{i}] must be {spec} ({spec.dtype}{list(spec.shape)}), "
-                    f"got {array.dtype}{list(array.shape)}"
-                )
-            if not array.flags.writeable:
-                raise InvocationError(f"out[{i}] is read-only")
-        return given
+        return host_outputs(self.signature.name, self.signature.results, out)
 
     def __repr__(self) -> str:
         ins = ", ".join(map(str, self.signature.inputs))
         outs = ", ".join(map(str, self.signature.results))
         return f"<strata function {self.signature.name}({ins}) -> ({outs})>"
+
+
+def as_list(out, count: int, name: str) -> list:
+    """`out=` as one entry per result."""
+    given = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(given) != count:
+        raise InvocationError(f"'{name}' has {count} result(s), out= gives {len(given)}")
+    return given
+
+
+def host_outputs(name: str, specs: tuple[TensorSpec, ...], out) -> list[np.ndarray]:
+    """The numpy arrays a call's results go to: new ones, or those of `out=`, checked."""
+    if out is None:
+        return [empty_aligned(spec.shape, spec.dtype) for spec in specs]
+    given = as_list(out, len(specs), name)
+    for i, (array, spec) in enumerate(zip(given, specs, strict=True)):
+        if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
+            raise InvocationError(f"out[{i}] must be a C-contiguous numpy array")
+        if array.dtype != spec.dtype or tuple(array.shape) != spec.shape:
+            raise InvocationError(
+                f"out[{i}] must be {spec} ({spec.dtype}{list(spec.shape)}), "
+                f"got {array.dtype}{list(array.shape)}"
+            )
+        if not array.flags.writeable:
+            raise InvocationError(f"out[{i}] is read-only")
+    return given
 
 
 def direct_invoker(address: int, count: int):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .abi import DTYPES, InvocationError, Signature, TensorSpec
+from .abi import DTYPES, InvocationError, Signature, TensorSpec, as_list, host_outputs
 from .gpu_artifact import Artifact, FunctionPlan, Launch, TensorMap
 
 try:
@@ -315,7 +315,6 @@ class Function:
         ]
         self._arguments = [_LaunchArguments(launch) for launch in plan.launches]
         self._tensormap_sources: list[int | None] = [None] * len(plan.tensormaps)
-        self._tensormap_bytes: list[bytes | None] = [None] * len(plan.tensormaps)
         self._graph = None
         self._nodes: list = []
         self._calls = 0
@@ -331,11 +330,12 @@ class Function:
         with self._lock:
             self.module.device.make_current()
             _check(driver.cuStreamWaitEvent(handle, self._done, 0))
+            inputs = self._inputs(args, handle)
             if on_device:
                 results = self._device_results(out, handle)
-                addresses = self._device_inputs(args, handle) + [r_ptr for _, r_ptr in results]
+                addresses = inputs + [r_ptr for _, r_ptr in results]
             else:
-                addresses = self._host_inputs(args, handle) + self._staging[len(self.inputs) :]
+                addresses = inputs + self._staging[len(self.inputs) :]
             buffers = self._buffer_addresses(addresses)
             self._encode_tensormaps(buffers, handle)
             changed = [i for i, a in enumerate(self._arguments) if a.bind(buffers)]
@@ -347,8 +347,8 @@ class Function:
                 values = self._host_results(out, handle)
         return values[0] if len(values) == 1 else tuple(values)
 
-    def _device_inputs(self, args, stream) -> list[int]:
-        """Device arrays bind as they are; host arrays among them are staged."""
+    def _inputs(self, args, stream) -> list[int]:
+        """Device arrays bind as they are; host arrays are staged."""
         addresses = []
         for i, (arg, spec) in enumerate(zip(args, self.inputs, strict=True)):
             what = f"input {i} of '{self.name}'"
@@ -367,28 +367,14 @@ class Function:
         if out is None:
             arrays = [DeviceArray(spec, stream) for spec in self.results]
             return [(array, array.ptr) for array in arrays]
-        given = _as_list(out, len(self.results), self.name)
+        given = as_list(out, len(self.results), self.name)
         return [
             (array, _device_pointer(array, spec, f"out[{i}] of '{self.name}'"))
             for i, (array, spec) in enumerate(zip(given, self.results, strict=True))
         ]
 
-    def _host_inputs(self, args, stream) -> list[int]:
-        return [
-            self._stage(i, _host_array(arg, spec, f"input {i} of '{self.name}'"), stream)
-            for i, (arg, spec) in enumerate(zip(args, self.inputs, strict=True))
-        ]
-
     def _host_results(self, out, stream) -> list[np.ndarray]:
-        if out is None:
-            arrays = [np.empty(spec.shape, spec.dtype) for spec in self.results]
-        else:
-            arrays = _as_list(out, len(self.results), self.name)
-            for i, (array, spec) in enumerate(zip(arrays, self.results, strict=True)):
-                if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
-                    raise InvocationError(f"out[{i}] must be a C-contiguous numpy array")
-                if array.dtype != spec.dtype or tuple(array.shape) != spec.shape:
-                    raise InvocationError(f"out[{i}] must be {spec}")
+        arrays = host_outputs(self.name, self.results, out)
         staged = self._staging[len(self.inputs) :]
         for array, address in zip(arrays, staged, strict=True):
             _check(driver.cuMemcpyDtoHAsync(array.ctypes.data, address, array.nbytes, stream))
@@ -416,8 +402,8 @@ class Function:
             source = addresses[request.source] + request.offset
             if self._tensormap_sources[number] == source:
                 continue
+            # From pageable memory the copy has read `encoded` when it returns.
             encoded = encode_tensormap(request, source)
-            self._tensormap_bytes[number] = encoded
             _check(driver.cuMemcpyHtoDAsync(addresses[request.slot], encoded, len(encoded), stream))
             self._tensormap_sources[number] = source
 
@@ -530,13 +516,6 @@ def _host_array(value, spec: TensorSpec, what: str) -> np.ndarray:
             f"{what} must have shape {list(spec.shape)} ({spec}), got {list(array.shape)}"
         )
     return np.ascontiguousarray(array)
-
-
-def _as_list(out, count: int, name: str) -> list:
-    given = list(out) if isinstance(out, (tuple, list)) else [out]
-    if len(given) != count:
-        raise InvocationError(f"'{name}' has {count} result(s), out= gives {len(given)}")
-    return given
 
 
 def load(path: str | Path) -> Module:
