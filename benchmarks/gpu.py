@@ -142,17 +142,17 @@ def _mlp(m: int, d: int, f: int) -> Bench:
     )
 
 
-def _attention(b: int, h: int, s: int, d: int) -> Bench:
-    t = _t((b, h, s, d), "f32")
+def _attention(b: int, h: int, s: int, d: int, element: str = "f32") -> Bench:
+    t = _t((b, h, s, d), element)
     text = (
         f"func.func @main(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
         f'  %0 = "graph.attention"(%q, %k, %v) {{causal = true}} : ({t}, {t}, {t}) -> {t}\n'
         f"  return %0 : {t}\n}}\n"
     )
     return Bench(
-        f"attention f32 {b}x{h}x{s}x{d} causal",
+        f"attention {element} {b}x{h}x{s}x{d} causal",
         text,
-        (((b, h, s, d), "f32"),) * 3,
+        (((b, h, s, d), element),) * 3,
         "lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)",
         flops=4 * b * h * s * s * d // 2,
     )
@@ -256,6 +256,8 @@ BENCHES = {
         _matmul(4096, "f32", "f32"),
         _mlp(512, 1024, 4096),
         _attention(1, 12, 1024, 64),
+        _attention(4, 16, 2048, 64),
+        _attention(1, 12, 1024, 64, "f16"),
         _transformer_block(1, 512, 768, 12, 3072),
     ]
 }

@@ -1,12 +1,13 @@
-"""IR building shared by the GPU kernel generators (`gpu_row_kernels`, `gpu_matmul_kernels`):
-linalg bodies cloned onto vectors, scalars broadcast once, code behind a condition."""
+"""IR building shared by the GPU kernel generators (`gpu_row_kernels`, `gpu_matmul_kernels`,
+`gpu_attention_kernels`): linalg bodies cloned onto vectors, scalars broadcast once, code
+behind a condition, vector accesses to global and shared memory."""
 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, scf, vector
+from mlir.dialects import arith, memref, scf, vector
 
-from .gpu_map_loops import vector_alignment
+from .gpu_map_loops import index_constant, vector_alignment
 from .tile_lower import TransformFailure
 
 
@@ -144,3 +145,29 @@ def guarded_load(vector_type, buffer, indices, condition: ir.Value | None) -> ir
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([splat(0.0, vector_type)])
     return branch.results[0]
+
+
+# Shared memory takes scalar accesses: the vector dialect's lowering to LLVM knows no GPU
+# address spaces, and the NVPTX backend merges neighbouring scalars into vector accesses.
+
+
+def _shifted(indices: list, axis: int, j: int) -> list:
+    moved = list(indices)
+    moved[axis] = arith.addi(moved[axis], index_constant(j))
+    return moved
+
+
+def shared_load(vector_type: ir.VectorType, shared: ir.Value, indices, axis: int = -1):
+    """A vector of the neighbours along `axis` of a workgroup buffer, from `indices` on."""
+    elements = [
+        memref.LoadOp(shared, _shifted(indices, axis, j)).result
+        for j in range(vector_type.shape[0])
+    ]
+    return vector.FromElementsOp(vector_type, elements).result
+
+
+def shared_store(value: ir.Value, shared: ir.Value, indices, axis: int = -1) -> None:
+    """A vector into the neighbours along `axis` of a workgroup buffer, from `indices` on."""
+    for j in range(ir.VectorType(value.type).shape[0]):
+        element = vector.ExtractOp(value, [], [j]).result
+        memref.StoreOp(element, shared, _shifted(indices, axis, j))

@@ -33,6 +33,8 @@ from .gpu_codegen import (
     clone_body,
     guarded_load,
     map_dims,
+    shared_load,
+    shared_store,
     when,
 )
 from .gpu_map_loops import VIEWS, index_constant
@@ -313,18 +315,12 @@ class MatmulKernel:
             indices = [self.batch_index[p] for p in batch_positions] + [row, col]
             value = guarded_load(vector_type, source, indices, inside)
             store_guard = _less(linear, count) if partial_step else None
-            self._store_shared(value, shared, r, c, lanes, transpose, store_guard)
+            self._store_shared(value, shared, r, c, transpose, store_guard)
 
-    def _store_shared(self, value, shared, r, c, lanes, transpose, guard) -> None:
-        # Shared memory takes scalar accesses: the vector dialect's lowering knows no GPU
-        # address spaces, and the backend merges neighbouring scalars into vector accesses.
-        def store():
-            for j in range(lanes):
-                element = vector.ExtractOp(value, [], [j]).result
-                offset = arith.addi(c, index_constant(j))
-                memref.StoreOp(element, shared, [offset, r] if transpose else [r, offset])
-
-        when(guard, store)
+    @staticmethod
+    def _store_shared(value, shared, r, c, transpose, guard) -> None:
+        indices = [c, r] if transpose else [r, c]
+        when(guard, lambda: shared_store(value, shared, indices, axis=0 if transpose else 1))
 
     def _stage_a(self, k0) -> None:
         self._stage(
@@ -372,8 +368,9 @@ class MatmulKernel:
         kk_index = index_constant(kk)
         a_type = ir.VectorType.get([THREAD_TILE], self.element_a)
         b_type = ir.VectorType.get([THREAD_TILE], self.element_b)
-        a = self._shared_vector(a_type, self.a_shared, kk_index, self.ty)
-        b = self._shared_vector(b_type, self.b_shared, kk_index, self.tx)
+        tile = index_constant(THREAD_TILE)
+        a = shared_load(a_type, self.a_shared, [kk_index, arith.muli(self.ty, tile)])
+        b = shared_load(b_type, self.b_shared, [kk_index, arith.muli(self.tx, tile)])
         updated = []
         for i, accumulator in enumerate(accumulators):
             a_i = vector.BroadcastOp(a_type, vector.ExtractOp(a, [], [i]).result).result
@@ -387,16 +384,6 @@ class MatmulKernel:
             )
             updated.append(results[0])
         return updated
-
-    @staticmethod
-    def _shared_vector(vector_type, shared, row, thread) -> ir.Value:
-        """THREAD_TILE neighbours of a shared row, from scalar loads (see _store_shared)."""
-        start = arith.muli(thread, index_constant(THREAD_TILE))
-        elements = [
-            memref.LoadOp(shared, [row, arith.addi(start, index_constant(j))]).result
-            for j in range(THREAD_TILE)
-        ]
-        return vector.FromElementsOp(vector_type, elements).result
 
     # -- epilogue --------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from ..diagnostics import remark
+from .gpu_attention_kernels import realize_attention
 from .gpu_map_loops import copies_to_linalg, vector_alignment
 from .gpu_matmul_kernels import realize_matmul
 from .gpu_row_kernels import realize_rows
@@ -120,6 +121,7 @@ _STRATEGIES = {
     "gpu_elementwise": _realize_elementwise,
     "gpu_rows": realize_rows,
     "gpu_matmul": realize_matmul,
+    "gpu_attention": realize_attention,
 }
 
 

@@ -725,12 +725,14 @@ def lower_attention(op):
     q, k = lb.ranked(op.q), lb.ranked(op.k)
     b, h, s, d = q.shape
     kv = k.shape[2]
-    element = out.element_type
+    # Half-precision attention computes in f32, as PyTorch's does: scores summed over the head
+    # dim and weights summed over thousands of keys.
+    element = ir.F32Type.get() if str(out.element_type) in ("f16", "bf16") else out.element_type
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(d)
     zero = lb.scalar(element, 0)
     # scores[b, h, i, j] = scale * sum_d q[b, h, i, d] * k[b, h, j, d]
     scores = lb.generic(
-        [op.q, op.k],
+        [widen(op.q), widen(op.k)],
         lb.filled([b, h, s, kv], element, zero),
         [[0, 1, 2, 4], [0, 1, 3, 4], [0, 1, 2, 3]],
         [lb.PARALLEL] * 4 + [lb.REDUCTION],
@@ -758,13 +760,14 @@ def lower_attention(op):
     )
     probs = softmax(masked, 3)
     # out[b, h, i, e] = sum_j probs[b, h, i, j] * v[b, h, j, e]
-    return lb.generic(
-        [probs, op.v],
+    weighted = lb.generic(
+        [probs, widen(op.v)],
         lb.filled(out.shape, element, zero),
         [[0, 1, 2, 4], [0, 1, 4, 3], [0, 1, 2, 3]],
         [lb.PARALLEL] * 4 + [lb.REDUCTION],
         lambda p, v, acc: arith.addf(acc, arith.mulf(p, v)),
     )
+    return narrow(weighted, out.element_type)
 
 
 # ----------------------------------------------------------------------------------------------

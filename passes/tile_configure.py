@@ -17,9 +17,9 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   with short sequences: one loop over (batch, head) pairs, each computed in vectors.
 - `strategy = "loops"`: anything else, lowered to plain loops.
 
-On GPU targets (nvvm, rocdl) the strategies are `gpu_matmul`, `gpu_elementwise` and
-`gpu_rows`, with keys of their own (block and warp tiles, stages, the matrix unit, threads a
-block): gpu_tiles.py states them and how they are chosen.
+On GPU targets (nvvm, rocdl) the strategies are `gpu_matmul`, `gpu_elementwise`, `gpu_rows`
+and `gpu_attention`, with keys of their own (block and warp tiles, stages, the matrix unit,
+threads a block): gpu_tiles.py states them and how they are chosen.
 
 `threads` (with `thread_dim`) splits a matmul's M or N, an elementwise chain's outer dim or a
 row kernel's first row dim into that many equal chunks run in parallel: for a matmul when it
@@ -308,6 +308,10 @@ def _gpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     row = _trailing_reduction(root)
     if row:
         return gpu_tiles.rows_config(desc, result.element_type, row)
+    if root.name == "graph.attention":
+        q, v = (ir.RankedTensorType(v.type).shape for v in (root.operands[0], root.operands[2]))
+        heads = math.prod(q[:-2])
+        return gpu_tiles.attention_config(desc, heads, q[-2], (q[-1], v[-1])) or loops
     return loops
 
 
@@ -419,7 +423,10 @@ CONFIG_KEYS = {
     "block_threads": int,
     "rows_per_block": int,
 }
-STRATEGIES = ("loops", "elementwise", "matmul", "rows", "gpu_matmul", "gpu_elementwise", "gpu_rows")
+STRATEGIES = (
+    *("loops", "elementwise", "matmul", "rows"),
+    *("gpu_matmul", "gpu_elementwise", "gpu_rows", "gpu_attention"),
+)
 _KIND_NAMES = {str: "a string", list: "an array<i64: ...>", int: "an integer"}
 
 
@@ -472,6 +479,7 @@ def _config_problem(config: dict, rank: int) -> str | None:
     required["gpu_matmul"] = ["block_tile", "warp_tile", "stages", "mma"]
     required["gpu_elementwise"] = ["block_threads", "vector_size"]
     required["gpu_rows"] = ["block_threads", "rows_per_block", "vector_size"]
+    required["gpu_attention"] = ["block_tile", "block_threads"]
     missing = [k for k in required.get(strategy, []) if k not in config]
     if missing:
         return f"'{CONFIG_ATTR}' strategy '{strategy}' needs {', '.join(missing)}"

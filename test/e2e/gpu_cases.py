@@ -64,10 +64,12 @@ def _t(shape, element: str = "f32") -> str:
     return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
 
 
-def _function(args: list[tuple[str, tuple]], body: list[str], result: str, shape) -> str:
-    params = ", ".join(f"%{name}: {_t(s)}" for name, s in args)
+def _function(
+    args: list[tuple[str, tuple]], body: list[str], result: str, shape, element: str = "f32"
+) -> str:
+    params = ", ".join(f"%{name}: {_t(s, element)}" for name, s in args)
     lines = "\n".join(f"  {line}" for line in body)
-    result_type = _t(shape)
+    result_type = _t(shape, element)
     return (
         f"func.func @main({params}) -> {result_type} {{\n{lines}\n"
         f"  return %{result} : {result_type}\n}}\n"
@@ -193,20 +195,41 @@ def reductions(rows: int, cols: int) -> Case:
     )
 
 
-def attention(batch: int, heads: int, seq: int, dim: int) -> Case:
-    s = (batch, heads, seq, dim)
+def attention(
+    batch: int,
+    heads: int,
+    seq: int,
+    dim: int,
+    *,
+    keys: int | None = None,
+    value_dim: int | None = None,
+    causal: bool = True,
+    element: str = "f32",
+) -> Case:
+    """graph.attention; with `causal`, query i sees keys j <= i + (keys - seq)."""
+    keys, value_dim = keys or seq, value_dim or dim
+    q, k, v = (batch, heads, seq, dim), (batch, heads, keys, dim), (batch, heads, keys, value_dim)
+    y = (batch, heads, seq, value_dim)
     op = (
-        f'%y = "graph.attention"(%q, %k, %v) {{causal = true}} : '
-        f"({_t(s)}, {_t(s)}, {_t(s)}) -> {_t(s)}"
+        f'%y = "graph.attention"(%q, %k, %v) {{causal = {str(causal).lower()}}} : '
+        f"({_t(q, element)}, {_t(k, element)}, {_t(v, element)}) -> {_t(y, element)}"
     )
 
     def ref(q, k, v):
         scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dim)
-        scores = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, scores)
+        if causal:
+            future = np.triu(np.ones((seq, keys), bool), 1 + keys - seq)
+            scores = np.where(future, -np.inf, scores)
         return reference.softmax(scores) @ v
 
-    text = _function([("q", s), ("k", s), ("v", s)], [op], "y", s)
-    return Case(f"attention_{batch}x{heads}x{seq}x{dim}", text, (s, s, s), ref)
+    head = f"{y[0]}x{y[1]}x{seq}x{dim}" + (f"x{keys}kv" if keys != seq else "")
+    head += f"x{value_dim}v" if value_dim != dim else ""
+    name = f"attention_{'causal_' if causal else ''}{element}_{head}"
+    text = _function([("q", q), ("k", k), ("v", v)], [op], "y", y, element)
+    dtype = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[element]
+    # Half results are rounded once: half an ulp of f16 (2^-11) or bf16 (2^-8).
+    rtol = {"f32": 1e-4, "f16": 1e-3, "bf16": 8e-3}[element]
+    return Case(name, text, (q, k, v), ref, rtol=rtol, atol_scale=rtol, elements=(dtype,) * 3)
 
 
 def llama_mlp(m: int, dim: int, hidden: int) -> Case:
@@ -263,6 +286,11 @@ CASES = {
         half_linear(100, 264, 200, "f16"),
         reductions(1000, 127),
         attention(1, 12, 128, 64),
+        attention(2, 3, 127, 128, causal=False),
+        attention(1, 4, 100, 64, keys=300, value_dim=32),
+        attention(1, 8, 512, 64, element="f16"),
+        attention(2, 2, 200, 128, element="bf16", causal=False),
+        attention(2, 4, 128, 128),  # scores shaped like the output: one zero fill, copied
         llama_mlp(128, 512, 1376),
     ]
 }

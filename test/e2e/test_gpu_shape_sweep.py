@@ -93,3 +93,31 @@ def test_elementwise(shape, chip, left_as_loops):
         f"  return %1 : {t}\n}}\n"
     )
     _ptx(text, chip)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("element", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize(
+    "batch, heads, seq, keys, dim, value_dim, causal",
+    [
+        (1, 12, 512, 512, 64, 64, True),  # GPT-2
+        (1, 32, 128, 128, 128, 128, True),  # LLaMA's head dim
+        (2, 3, 1, 1, 64, 64, False),  # one query
+        (1, 2, 7, 300, 80, 32, True),  # a few queries over a longer past, head dims differ
+        (1, 4, 127, 127, 8, 8, False),
+        (1, 1, 1000, 1000, 256, 256, True),
+    ],
+)
+def test_attention(batch, heads, seq, keys, dim, value_dim, causal, element, chip, left_as_loops):
+    """Every attention takes the fused kernel: no [S, KV] scores in memory."""
+    q, k = _t((batch, heads, seq, dim), element), _t((batch, heads, keys, dim), element)
+    v, y = _t((batch, heads, keys, value_dim), element), _t((batch, heads, seq, value_dim), element)
+    text = (
+        f"func.func @main(%q: {q}, %k: {k}, %v: {v}) -> {y} {{\n"
+        f'  %0 = "graph.attention"(%q, %k, %v) {{causal = {str(causal).lower()}}} : '
+        f"({q}, {k}, {v}) -> {y}\n"
+        f"  return %0 : {y}\n}}\n"
+    )
+    ptx = _ptx(text, chip)
+    assert ptx.count(".entry") == 1
+    assert "ld.shared.v4.b32" in ptx  # K and V chunks, 16 bytes a load

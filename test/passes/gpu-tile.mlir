@@ -277,3 +277,140 @@ func.func private @rows(%x: memref<8x64xf32>, %y: memref<8xf32>)
   }
   return
 }
+
+// -----
+
+// Attention (graph.attention as graph-to-linalg writes it: the scores, their scale and causal
+// mask, a softmax over the keys, the weighted values, the rounding to f16) becomes one
+// flash-style launch: a block per 8 query rows of a head, 2 rows a thread and 2 threads a row
+// (grid: heads x row blocks); K and V staged as f32 tiles in workgroup memory; an online
+// softmax over the key tiles; the [8, 8] scores never reach memory.
+// CHECK-LABEL: func.func private @attention
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c8{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<8x16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x16xf32, #gpu.address_space<workgroup>>)
+// CHECK: vector.load %arg0{{.*}} : memref<1x2x8x16xf16>, vector<4xf16>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.*}} : memref<8x16xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.cmpi sgt
+// CHECK: math.exp
+// CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK: vector.store {{.*}} %arg3
+// CHECK-NOT: linalg.generic
+#qk_q = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#qk_k = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+#qk_s = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#pv_r = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+#pv_v = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func private @attention(%q: memref<1x2x8x16xf16>, %k: memref<1x2x8x16xf16>, %v: memref<1x2x8x16xf16>, %y: memref<1x2x8x16xf16>)
+    attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", block_tile = array<i64: 8, 8>, block_threads = 8 : i64, register_tile = array<i64: 2>}} {
+  %one = arith.constant 1.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 2.500000e-01 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x8x8xf32>)
+  linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x2x8x16xf16>, memref<1x2x8x16xf16>) outs(%s : memref<1x2x8x8xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %0 = arith.extf %b : f16 to f32
+    %1 = arith.extf %a : f16 to f32
+    %2 = arith.mulf %1, %0 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : memref<1x2x8x8xf32>) outs(%s : memref<1x2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %scale : f32
+    %1 = linalg.index 2 : index
+    %2 = arith.index_cast %1 : index to i64
+    %3 = linalg.index 3 : index
+    %4 = arith.index_cast %3 : index to i64
+    %5 = arith.cmpi sgt, %4, %2 : i64
+    %6 = arith.select %5, %ninf, %0 : f32
+    linalg.yield %6 : f32
+  }
+  %m = memref.alloc() {alignment = 64 : i64} : memref<1x2x8xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<1x2x8xf32>)
+  linalg.generic {indexing_maps = [#all, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x8x8xf32>) outs(%m : memref<1x2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maxnumf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#all, #row, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %m : memref<1x2x8x8xf32>, memref<1x2x8xf32>) outs(%s : memref<1x2x8x8xf32>) {
+  ^bb0(%in: f32, %max: f32, %out: f32):
+    %0 = arith.subf %in, %max : f32
+    %1 = math.exp %0 fastmath<ninf,afn> : f32
+    linalg.yield %1 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%m : memref<1x2x8xf32>)
+  linalg.generic {indexing_maps = [#all, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x8x8xf32>) outs(%m : memref<1x2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.reciprocal ins(%m : memref<1x2x8xf32>) outs(%m : memref<1x2x8xf32>)
+  %o = memref.alloc() {alignment = 64 : i64} : memref<1x2x8x16xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x2x8x16xf32>)
+  linalg.generic {indexing_maps = [#qk_q, #pv_r, #pv_v, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %m, %v : memref<1x2x8x8xf32>, memref<1x2x8xf32>, memref<1x2x8x16xf16>) outs(%o : memref<1x2x8x16xf32>) {
+  ^bb0(%p: f32, %inverse: f32, %x: f16, %acc: f32):
+    %0 = arith.extf %x : f16 to f32
+    %1 = arith.mulf %p, %inverse : f32
+    %2 = arith.mulf %1, %0 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o : memref<1x2x8x16xf32>) outs(%y : memref<1x2x8x16xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %0 = arith.truncf %in : f32 to f16
+    linalg.yield %0 : f16
+  }
+  return
+}
+
+// -----
+
+// A mask other than the causal one (here: keys before the query masked) has no fused kernel:
+// the kernel stays linalg, for --gpu-map-loops, with a remark.
+// CHECK-LABEL: func.func private @anticausal
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic
+#qk_q = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#qk_k = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+#qk_s = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#pv_v = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func private @anticausal(%q: memref<1x1x8x16xf32>, %k: memref<1x1x8x16xf32>, %v: memref<1x1x8x16xf32>, %y: memref<1x1x8x16xf32>)
+    attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", block_tile = array<i64: 8, 8>, block_threads = 8 : i64, register_tile = array<i64: 2>}} {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x1x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x1x8x8xf32>)
+  linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x1x8x16xf32>, memref<1x1x8x16xf32>) outs(%s : memref<1x1x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : memref<1x1x8x8xf32>) outs(%s : memref<1x1x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = linalg.index 2 : index
+    %2 = linalg.index 3 : index
+    %3 = arith.cmpi slt, %2, %1 : index
+    %4 = arith.select %3, %ninf, %in : f32
+    linalg.yield %4 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x1x8x16xf32>)
+  linalg.generic {indexing_maps = [#qk_q, #pv_v, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x1x8x8xf32>, memref<1x1x8x16xf32>) outs(%y : memref<1x1x8x16xf32>) {
+  ^bb0(%p: f32, %x: f32, %acc: f32):
+    %0 = arith.mulf %p, %x : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}

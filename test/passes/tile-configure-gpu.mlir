@@ -82,3 +82,22 @@ func.func @reductions(%x: tensor<64x4096xbf16>, %y: tensor<64x4096xf32>) -> (ten
   %1 = "graph.reduce_sum"(%y) {axes = array<i64: 0>, keepdims = false} : (tensor<64x4096xf32>) -> tensor<4096xf32>
   return %0, %1 : tensor<64x1xbf16>, tensor<4096xf32>
 }
+
+// -----
+
+// Attention is one flash-style kernel: 64 query rows a block, 2 rows a thread, a row's head
+// dim shared by threads in chunks of 16 (64 -> 4 threads, 128 -> 8), K and V staged in f32
+// tiles of 32 KiB together (64 keys at head dim 64, 32 at 128).
+// SM80-LABEL: func.func private @attention_kernel_0
+// SM80-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 64, 64>, register_tile = array<i64: 2>, strategy = "gpu_attention"}
+// SM80-LABEL: func.func private @attention_kernel_1
+// SM80-SAME: tile.config = {block_threads = 256 : i64, block_tile = array<i64: 64, 32>, register_tile = array<i64: 2>, strategy = "gpu_attention"}
+// SM90A-LABEL: func.func private @attention_kernel_0
+// SM90A-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 64, 64>, register_tile = array<i64: 2>, strategy = "gpu_attention"}
+// SM90A-LABEL: func.func private @attention_kernel_1
+// SM90A-SAME: strategy = "gpu_attention"
+func.func @attention(%q: tensor<1x12x1024x64xf32>, %h: tensor<2x32x128x128xbf16>) -> (tensor<1x12x1024x64xf32>, tensor<2x32x128x128xbf16>) {
+  %0 = "graph.attention"(%q, %q, %q) {causal = true} : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32>
+  %1 = "graph.attention"(%h, %h, %h) : (tensor<2x32x128x128xbf16>, tensor<2x32x128x128xbf16>, tensor<2x32x128x128xbf16>) -> tensor<2x32x128x128xbf16>
+  return %0, %1 : tensor<1x12x1024x64xf32>, tensor<2x32x128x128xbf16>
+}

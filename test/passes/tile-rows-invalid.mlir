@@ -17,7 +17,7 @@ func.func private @unknown_key(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attribu
 
 // -----
 
-// expected-error @+1 {{'tile.config' strategy must be one of loops, elementwise, matmul, rows, gpu_matmul, gpu_elementwise, gpu_rows}}
+// expected-error @+1 {{'tile.config' strategy must be one of loops, elementwise, matmul, rows, gpu_matmul, gpu_elementwise, gpu_rows, gpu_attention}}
 func.func private @strategy(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "columns", tile_sizes = array<i64: 1, 0>}} {
   %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
@@ -85,4 +85,28 @@ func.func private @gpu_unit(%a: tensor<256x64xf16>, %b: tensor<64x256xf16>) -> t
 func.func private @gpu_rows(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "gpu_rows", block_threads = 256 : i64, vector_size = 4 : i64}} {
   %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' strategy 'gpu_attention' needs block_threads}}
+func.func private @gpu_attention_threads(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", block_tile = array<i64: 64, 64>}} {
+  %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  return %0 : tensor<1x2x64x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' gpu_attention: 96 threads of 2 rows cannot share a block's 64 rows in a power of two of threads a row}}
+func.func private @gpu_attention_rows(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", block_tile = array<i64: 64, 64>, block_threads = 96 : i64, register_tile = array<i64: 2>}} {
+  %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  return %0 : tensor<1x2x64x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' gpu_attention: block_tile must be 2 positive sizes (rows, keys) and register_tile 1 (rows a thread)}}
+func.func private @gpu_attention_tile(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", block_tile = array<i64: 64, 64, 16>, block_threads = 128 : i64}} {
+  %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  return %0 : tensor<1x2x64x64xf32>
 }
