@@ -39,6 +39,7 @@ from .gpu_codegen import (
     map_dims,
     shared_load,
     shared_store,
+    shuffle_xor,
     splat,
     when,
 )
@@ -408,8 +409,7 @@ class AttentionKernel:
             score = vector.ReductionOp(f32, vector.CombiningKind.ADD, total).result
             width = self.tpr // 2
             while width:
-                shuffle = gpu.ShuffleOp(score, _i32(width), _i32(32), gpu.ShuffleMode.XOR)
-                score = arith.addf(score, shuffle.results[0])
+                score = arith.addf(score, shuffle_xor(score, width))
                 width //= 2
             masked = self._masked(key, r)
             if masked is not None:
@@ -504,10 +504,6 @@ class AttentionKernel:
             values[buffer] = value
             if buffer not in written:
                 written.append(buffer)
-
-
-def _i32(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IntegerType.get_signless(32), value).result
 
 
 def realize_attention(kernel: ir.Operation, config: dict) -> None:

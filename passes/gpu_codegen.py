@@ -5,7 +5,7 @@ behind a condition, vector accesses to global and shared memory."""
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf, vector
+from mlir.dialects import arith, gpu, memref, scf, vector
 
 from .gpu_map_loops import index_constant, vector_alignment
 from .tile_lower import TransformFailure
@@ -103,6 +103,14 @@ class Broadcasts:
                 ir.VectorType.get([lanes], value.type), value
             ).result
         return self._made[key]
+
+
+def shuffle_xor(value: ir.Value, offset: int) -> ir.Value:
+    """`value` of the lane whose id differs from this one's in the bits of `offset`."""
+    i32 = ir.IntegerType.get_signless(32)
+    width = arith.ConstantOp(i32, 32).result  # the whole warp
+    offset_value = arith.ConstantOp(i32, offset).result
+    return gpu.ShuffleOp(value, offset_value, width, gpu.ShuffleMode.XOR).results[0]
 
 
 def when(condition: ir.Value | None, build) -> None:

@@ -14,7 +14,13 @@ This module writes it as one launch, a block per `block_tile` (BM x BN) of C and
   TMA needs a descriptor of each operand, which the runtime encodes: the kernel reads it
   from a 128-byte workspace buffer that a call of a `strata.tensormap` function names
   (`launch_plan.py` turns those calls into requests in the artifact's plan). Kernels it does
-  not fit (batches, a transposed B, other types, rows not 16-byte multiples) take `simt`.
+  not fit (batches, a transposed B, rows not 16-byte multiples) take `mma.sync`.
+- `mma.sync` (sm_80 and later tensor cores, f16/bf16 in, f32 accumulators): warps of
+  `warp_tile` accumulators as m16n8k16 fragments; each K step stages slices of A
+  (transposed, [k][m]) and B ([k][n]) in dynamic shared memory, rows padded by 16 bytes so
+  that ldmatrix's eight row reads fall in different banks; `ldmatrix.trans` loads the A and
+  B fragments and NVVM's mma.sync multiplies them. C goes through shared memory (reusing
+  the staging space) to the row epilogue. Other types take `simt`.
 
 Either way the epilogue's linalg bodies run on C's rows (4 columns a thread) before each is
 stored once.
@@ -46,6 +52,9 @@ WARPGROUP = 128
 WGMMA_TILE = (128, 128, 64)
 TMA_BOX = 64  # elements of a 128-byte swizzled row: B's 128 columns are two boxes
 TENSORMAP_BYTES = 128
+MMA_SHAPE = (16, 8, 16)  # mma.sync's m16n8k16 (f16/bf16 in, f32 accumulators)
+MMA_FALLBACK_TILE = ([128, 128, 32], [64, 64])  # kernels wgmma does not take
+SHARED_PAD = 8  # halves a staged row is padded by: ldmatrix's 8 rows then hit 8 bank groups
 TENSORMAP_ATTR = "strata.tensormap"
 _HALF = ("f16", "bf16")
 
@@ -78,6 +87,40 @@ def _i64(value: int) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
 
 
+def _registers(fragment: ir.Value) -> list[ir.Value]:
+    """A fragment's 32-bit registers, a row of two halves each, as NVVM's mma.sync takes
+    them: vector<2xf16> for f16, i32 for bf16."""
+    fragment_type = ir.VectorType(fragment.type)
+    rows = [vector.ExtractOp(fragment, [], [r]).result for r in range(fragment_type.shape[0])]
+    if str(fragment_type.element_type) == "f16":
+        return rows
+    i32 = ir.IntegerType.get_signless(32)
+    as_i32 = ir.VectorType.get([1], i32)
+    return [vector.ExtractOp(vector.BitCastOp(as_i32, r).result, [], [0]).result for r in rows]
+
+
+def _mma_sync(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+    """C + A B for one m16n8k16 step: A a vector<4x2> and B a vector<2x2> of f16 or bf16
+    fragments (as ldmatrix leaves them), C a vector<2x2xf32>. Written as NVVM's mma.sync:
+    nvgpu's takes no bf16."""
+    f32 = ir.F32Type.get()
+    element = str(ir.VectorType(a.type).element_type)
+    accumulators = [vector.ExtractOp(c, [], [r, col]).result for r in range(2) for col in range(2)]
+    result = nvvm.MmaOp(
+        ir.Type.parse("!llvm.struct<(f32, f32, f32, f32)>"),
+        ir.Attribute.parse("#nvvm.shape<m = 16, n = 8, k = 16>"),
+        ir.Attribute.parse("#nvvm.mma_layout<row>"),
+        ir.Attribute.parse("#nvvm.mma_layout<col>"),
+        _registers(a),
+        _registers(b),
+        accumulators,
+        multiplicandAPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{element}>"),
+        multiplicandBPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{element}>"),
+    ).result
+    values = [llvm.extractvalue(f32, result, [i]) for i in range(4)]
+    return vector.FromElementsOp(ir.VectorType.get([2, 2], f32), values).result
+
+
 class MatmulKernel:
     """Generates the launch of one matmul kernel; `TransformFailure` when it is not one."""
 
@@ -98,16 +141,29 @@ class MatmulKernel:
         position = generics.index(self.contraction)
         self.prologue, self.epilogue = generics[:position], generics[position + 1 :]
         self._analyze()
-        self.wgmma = config.get("mma") == "wgmma" and self._wgmma_problem() is None
+        unit = config.get("mma", "simt")
+        self.wgmma = unit == "wgmma" and self._wgmma_problem() is None
         tile = list(WGMMA_TILE) if self.wgmma else config.get("block_tile", SIMT_TILE)
-        if config.get("mma", "simt") != "simt" and not self.wgmma:
+        warp_tile = config.get("warp_tile")
+        if unit == "wgmma" and not self.wgmma:
+            tile, warp_tile = MMA_FALLBACK_TILE  # batches, a transposed B: mma.sync
+        self.mma_sync = (
+            unit != "simt" and not self.wgmma and self._mma_sync_problem(tile, warp_tile) is None
+        )
+        if unit != "simt" and not self.wgmma and not self.mma_sync:
             tile = SIMT_TILE  # tensor-core tiles are too large for FMA threads
         self.bm, self.bn, self.bk = tile
         self.stages = max(1, config.get("stages", 1))
         if self.bm % THREAD_TILE or self.bn % THREAD_TILE:
             raise TransformFailure(f"block tile {self.bm}x{self.bn} is not whole thread tiles")
         self.threads_n = self.bn // THREAD_TILE
-        self.threads = WARPGROUP if self.wgmma else (self.bm // THREAD_TILE) * self.threads_n
+        self.threads = (self.bm // THREAD_TILE) * self.threads_n
+        if self.wgmma:
+            self.threads = WARPGROUP
+        elif self.mma_sync:
+            self.wm, self.wn = warp_tile
+            self.warps_n = self.bn // self.wn
+            self.threads = (self.bm // self.wm) * self.warps_n * 32
         if self.threads > 1024 or self.threads % 32:
             raise TransformFailure(f"{self.threads} threads a block")
         self._broadcast = Broadcasts()
@@ -149,19 +205,15 @@ class MatmulKernel:
         self.element_b = ir.MemRefType(self.b.type).element_type
         self.element_c = ir.MemRefType(self.c.type).element_type
 
-    def _wgmma_problem(self) -> str | None:
-        """Why the kernel cannot take the wgmma path, or None."""
+    def _tensor_core_problem(self) -> str | None:
+        """Why the kernel cannot run on f16/bf16 tensor cores with f32 accumulators, or None."""
         element = str(self.element_a)
         if element not in _HALF or str(self.element_b) != element:
             return f"{self.element_a} x {self.element_b} operands"
         if str(self.element_c) != "f32":
             return f"{self.element_c} accumulators"
-        if self.batch or self.b_transposed:
-            return "a batched matmul or a transposed B"
-        if self.k % 8 or self.n % 8:
-            return "rows of A or B that are not 16-byte multiples (the TMA's strides)"
-        if not self.prologue or not _is_zero(self.prologue[-1].operands[0]):
-            return "a C that is not zero-filled first (the accumulators start at zero)"
+        if not self.prologue:
+            return "a C that is not filled first (the accumulators start from the fill)"
         body = [op.operation.name for op in self.contraction.regions[0].blocks[0].operations]
         if body[-1] != "linalg.yield" or set(body[:-1]) - {
             "arith.extf",
@@ -171,10 +223,34 @@ class MatmulKernel:
             return "a contraction body other than a multiply-add"
         return None
 
+    def _wgmma_problem(self) -> str | None:
+        """Why the kernel cannot take the wgmma path, or None."""
+        if self.batch or self.b_transposed:
+            return "a batched matmul or a transposed B"
+        if self.k % 8 or self.n % 8:
+            return "rows of A or B that are not 16-byte multiples (the TMA's strides)"
+        if self.prologue and not _is_zero(self.prologue[-1].operands[0]):
+            return "a C that is not zero-filled first (the accumulators start at zero)"
+        return self._tensor_core_problem()
+
+    def _mma_sync_problem(self, tile: list, warp_tile: list | None) -> str | None:
+        """Why the kernel cannot take the mma.sync path with these tiles, or None."""
+        if not warp_tile:
+            return "no warp tile"
+        (bm, bn, bk), (wm, wn) = tile, warp_tile
+        m, n, k = MMA_SHAPE
+        if bm % wm or bn % wn or wm % m or wn % (2 * n) or bk % k:
+            return f"tiles {tile} / {warp_tile} that are not whole m16n8k16 steps"
+        return self._tensor_core_problem()
+
     # -- code ------------------------------------------------------------------------------
 
     def generate(self) -> None:
-        shared_bytes = self._wgmma_shared_bytes() if self.wgmma else None
+        shared_bytes = None
+        if self.wgmma:
+            shared_bytes = self._wgmma_shared_bytes()
+        elif self.mma_sync:
+            shared_bytes = self._mma_sync_shared_bytes()
         with ir.InsertionPoint(self.ops[-1]):
             if self.wgmma:
                 self.tensormaps = [
@@ -196,7 +272,7 @@ class MatmulKernel:
                 grid, (index_constant(self.threads), one, one), dynamic_shared_memory_size=dynamic
             )
         body = launch.regions[0].blocks[0]
-        if not self.wgmma:
+        if not self.wgmma and not self.mma_sync:
             self._add_shared(launch)
         with ir.InsertionPoint(body):
             self.thread = body.arguments[3]
@@ -209,6 +285,8 @@ class MatmulKernel:
                 rest = arith.divui(rest, index_constant(extent))
             if self.wgmma:
                 self._wgmma()
+            elif self.mma_sync:
+                self._mma()
             else:
                 self._simt()
             gpu.TerminatorOp()
@@ -531,21 +609,7 @@ class MatmulKernel:
         pointer = llvm.inttoptr(ir.Type.parse("!llvm.ptr"), integer)
         return builtin.UnrealizedConversionCastOp([descriptor_type], [pointer]).result
 
-    def _shared_view(self, byte_offset: ir.Value, shape: list[int], element) -> ir.Value:
-        view_type = ir.MemRefType.get(
-            shape, element, memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 3)
-        )
-        return memref.ViewOp(view_type, self.dynamic, byte_offset, []).result
-
-    def _wgmma(self) -> None:
-        element = self.element_a
-        stages = self.stages
-        barrier_type = ir.Type.parse(
-            "!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, "
-            f"num_barriers = {stages}>"
-        )
-        descriptor_a = self._descriptor(self.tensormaps[0], [self.bm, TMA_BOX])
-        descriptor_b = self._descriptor(self.tensormaps[1], [TMA_BOX, TMA_BOX])
+    def _dynamic_shared(self) -> None:
         workgroup = ir.MemRefType.get(
             [ir.ShapedType.get_dynamic_size()],
             ir.IntegerType.get_signless(8),
@@ -561,6 +625,23 @@ class MatmulKernel:
             ),
             raw,
         ).result
+
+    def _shared_view(self, byte_offset: ir.Value, shape: list[int], element) -> ir.Value:
+        view_type = ir.MemRefType.get(
+            shape, element, memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 3)
+        )
+        return memref.ViewOp(view_type, self.dynamic, byte_offset, []).result
+
+    def _wgmma(self) -> None:
+        element = self.element_a
+        stages = self.stages
+        barrier_type = ir.Type.parse(
+            "!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, "
+            f"num_barriers = {stages}>"
+        )
+        descriptor_a = self._descriptor(self.tensormaps[0], [self.bm, TMA_BOX])
+        descriptor_b = self._descriptor(self.tensormaps[1], [TMA_BOX, TMA_BOX])
+        self._dynamic_shared()
         barriers = nvgpu.MBarrierCreateOp(barrier_type).result
         first = arith.cmpi(arith.CmpIPredicate.eq, self.thread, index_constant(0))
         branch = scf.IfOp(first)
@@ -630,27 +711,116 @@ class MatmulKernel:
         c_tile = self._shared_view(index_constant(0), [self.bm, self.bn], ir.F32Type.get())
         nvgpu.WarpgroupMmaStoreOp(loop.results[0], c_tile)
         gpu.BarrierOp()
-        # Each warp takes every fourth row, its lanes 4 columns each: 512-byte row accesses.
-        warps = self.threads // 32
-        self.row_base = arith.addi(self.m0, arith.divui(self.thread, index_constant(32)))
-        self.row_step = warps
+        self._epilogue_from_shared(c_tile)
+
+    def _epilogue_from_shared(self, c_tile: ir.Value) -> None:
+        """The epilogue over the f32 C tile the block left in shared memory: the threads
+        take whole rows, 4 columns each (a warp covers 512 bytes of a 128-column row), and
+        rows a pass apart."""
+        row_threads = self.bn // THREAD_TILE
+        passes = self.threads // row_threads
+        if self.threads % row_threads or self.bm % passes:
+            raise TransformFailure(f"{self.threads} threads over {self.bm}x{self.bn} C tiles")
+        tile_row = arith.divui(self.thread, index_constant(row_threads))
+        self.row_base = arith.addi(self.m0, tile_row)
+        self.row_step = passes
         lane_column = arith.muli(
-            arith.remui(self.thread, index_constant(32)), index_constant(THREAD_TILE)
+            arith.remui(self.thread, index_constant(row_threads)), index_constant(THREAD_TILE)
         )
         self.col0 = arith.addi(self.n0, lane_column)
         tile_vector = ir.VectorType.get([THREAD_TILE], ir.F32Type.get())
 
         def c_row(i: int) -> ir.Value:
-            row = arith.addi(
-                arith.divui(self.thread, index_constant(32)), index_constant(i * warps)
-            )
-            elements = [
-                memref.LoadOp(c_tile, [row, arith.addi(lane_column, index_constant(j))]).result
-                for j in range(THREAD_TILE)
-            ]
-            return vector.FromElementsOp(tile_vector, elements).result
+            row = arith.addi(tile_row, index_constant(i * passes))
+            return shared_load(tile_vector, c_tile, [row, lane_column])
 
-        self._epilogue(c_row, self.bm // warps)
+        self._epilogue(c_row, self.bm // passes)
+
+    # -- mma.sync --------------------------------------------------------------------------
+
+    def _mma_sync_shared_bytes(self) -> int:
+        staged = ((self.bm + SHARED_PAD) + (self.bn + SHARED_PAD)) * self.bk * 2
+        return max(staged, self.bm * self.bn * 4)  # C's f32 tile reuses the staging space
+
+    def _mma(self) -> None:
+        """Warps of `wm` x `wn` accumulators as m16n8k16 fragments: each K step stages A
+        (transposed, [k][m]) and B ([k][n]) slices in shared memory, rows padded so that
+        ldmatrix's eight 16-byte row reads fall in different banks; ldmatrix.trans gives
+        the A and B fragments; C goes through shared memory to the row epilogue."""
+        m_step, n_step, k_step = MMA_SHAPE
+        element = self.element_a
+        self._dynamic_shared()
+        zero = index_constant(0)
+        self.a_shared = self._shared_view(zero, [self.bk, self.bm + SHARED_PAD], element)
+        b_offset = index_constant((self.bm + SHARED_PAD) * self.bk * 2)
+        self.b_shared = self._shared_view(b_offset, [self.bk, self.bn + SHARED_PAD], element)
+        c = index_constant
+        warp, lane = arith.divui(self.thread, c(32)), arith.remui(self.thread, c(32))
+        warp_m0 = arith.muli(arith.divui(warp, c(self.warps_n)), c(self.wm))
+        warp_n0 = arith.muli(arith.remui(warp, c(self.warps_n)), c(self.wn))
+        # ldmatrix.x4: lanes 8i..8i+7 name the rows of 8x8 matrix i. A's matrices are (k, m)
+        # blocks (0, 0), (0, 8), (8, 0), (8, 8); B's (0, 0), (8, 0), (0, 8), (8, 8).
+        eighth, matrix = arith.remui(lane, c(8)), arith.divui(lane, c(8))
+        high_k = arith.muli(arith.divui(matrix, c(2)), c(8))
+        odd_m = arith.muli(arith.remui(matrix, c(2)), c(8))
+        a_row, a_col = arith.addi(eighth, high_k), odd_m
+        b_row, b_col = arith.addi(eighth, odd_m), high_k
+        fill = self.prologue[-1].operands[0]
+        accumulator_type = ir.VectorType.get([2, 2], ir.F32Type.get())
+        initial = vector.BroadcastOp(accumulator_type, fill).result
+        tiles_m, tiles_n = self.wm // m_step, self.wn // n_step
+        steps = math.ceil(self.k / self.bk)
+        state = [initial] * (tiles_m * tiles_n)
+        loop = scf.ForOp(index_constant(0), index_constant(steps), index_constant(1), state)
+        a_type = ir.VectorType.get([4, 2], element)
+        b_type = ir.VectorType.get([2, 2], element)
+        with ir.InsertionPoint(loop.body):
+            k0 = arith.muli(loop.induction_variable, index_constant(self.bk))
+            self._stage_a(k0)
+            self._stage_b(k0)
+            gpu.BarrierOp()
+            accumulators = list(loop.inner_iter_args)
+            for kk in range(0, self.bk, k_step):
+                a_fragments = []
+                for i in range(tiles_m):
+                    column = arith.addi(warp_m0, arith.addi(a_col, index_constant(i * m_step)))
+                    row = arith.addi(a_row, index_constant(kk))
+                    a_fragments.append(
+                        nvgpu.LdMatrixOp(a_type, self.a_shared, [row, column], True, 4).result
+                    )
+                b_fragments = []
+                for j in range(0, tiles_n, 2):
+                    column = arith.addi(warp_n0, arith.addi(b_col, index_constant(j * n_step)))
+                    row = arith.addi(b_row, index_constant(kk))
+                    pair = nvgpu.LdMatrixOp(a_type, self.b_shared, [row, column], True, 4).result
+                    for half in range(2):
+                        b_fragments.append(
+                            vector.extract_strided_slice(b_type, pair, [2 * half], [2], [1])
+                        )
+                for i in range(tiles_m):
+                    for j in range(tiles_n):
+                        index = i * tiles_n + j
+                        accumulators[index] = _mma_sync(
+                            a_fragments[i], b_fragments[j], accumulators[index]
+                        )
+            gpu.BarrierOp()
+            scf.YieldOp(accumulators)
+        c_tile = self._shared_view(zero, [self.bm, self.bn], ir.F32Type.get())
+        # Fragment rows: lane / 4 and 8 below it; columns 2 (lane % 4) and the next.
+        group = arith.divui(lane, index_constant(4))
+        pair_column = arith.muli(arith.remui(lane, index_constant(4)), index_constant(2))
+        for i in range(tiles_m):
+            for j in range(tiles_n):
+                fragment = loop.results[i * tiles_n + j]
+                column = arith.addi(warp_n0, arith.addi(pair_column, index_constant(j * n_step)))
+                for half in range(2):
+                    row = arith.addi(
+                        warp_m0, arith.addi(group, index_constant(i * m_step + 8 * half))
+                    )
+                    values = vector.ExtractOp(fragment, [], [half]).result
+                    shared_store(values, c_tile, [row, column])
+        gpu.BarrierOp()
+        self._epilogue_from_shared(c_tile)
 
     def _stage_views(self, slot: ir.Value, element) -> tuple[ir.Value, ir.Value]:
         base = arith.muli(slot, index_constant(self._stage_bytes()))

@@ -28,6 +28,7 @@ from .gpu_codegen import (
     clone_body,
     guarded_load,
     map_dims,
+    shuffle_xor,
     splat,
     when,
 )
@@ -46,10 +47,6 @@ _COMBINERS = {
     "arith.minnumf": (vector.CombiningKind.MINNUMF, math.inf),
     "arith.minimumf": (vector.CombiningKind.MINIMUMF, math.inf),
 }
-
-
-def _i32(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IntegerType.get_signless(32), value).result
 
 
 class RowKernel:
@@ -346,8 +343,7 @@ class RowKernel:
         width = min(self.threads, WARP)
         offset = width // 2
         while offset:
-            shuffle = gpu.ShuffleOp(value, _i32(offset), _i32(WARP), gpu.ShuffleMode.XOR)
-            value = self._combine(combiner, value, shuffle.results[0])
+            value = self._combine(combiner, value, shuffle_xor(value, offset))
             offset //= 2
         if self.threads > WARP:
             value = self._across_warps(combiner, value)

@@ -671,13 +671,15 @@ def _in_f32(op, build) -> ir.Value:
     return arith.truncf(t, build(*wide))
 
 
-def _approximation(build, *, reads_op: bool = False):
+def _approximation(build, keep, *, reads_op: bool = False):
     """A pattern replacing an op by `build` of its operands (`build(..., op=op)` with
-    `reads_op`, for builders that read the op's flags)."""
+    `reads_op`, for builders that read the op's flags), unless `keep(op)`."""
 
     def rewrite(op, rewriter):
         if str(_element(op.operands[0].type)) not in ("f32", *_NARROW):
             return True  # not matched: f64 keeps the math op
+        if keep(op):
+            return True
         with rewriter.ip, op.location:
             value = _in_f32(op, functools.partial(build, op=op) if reads_op else build)
         rewriter.replace_op(op, [value])
@@ -706,13 +708,15 @@ def _log_of_one_plus(op, rewriter):
     "Write exp, log, log1p, tanh, erf, erfc, sin, cos and pow (f32, f16, bf16) as "
     "vectorizable arithmetic",
 )
-def math_approximate(module: ir.Operation) -> None:
+def math_approximate(module: ir.Operation, keep=lambda op: False) -> None:
+    """`keep(op)`: ops a target lowers itself (the NVVM pipeline's math-to-ptx takes bf16
+    tanh), left as they are."""
     first = RewritePatternSet(module.context)
     first.add("math.log", _log_of_one_plus)
     apply_patterns_and_fold_greedily(module, first.freeze())
     patterns = RewritePatternSet(module.context)
     for name, build in _UNARY.items():
-        patterns.add(name, _approximation(build))
-    patterns.add("math.exp", _approximation(_exp, reads_op=True))
-    patterns.add("math.powf", _approximation(_pow))
+        patterns.add(name, _approximation(build, keep))
+    patterns.add("math.exp", _approximation(_exp, keep, reads_op=True))
+    patterns.add("math.powf", _approximation(_pow, keep))
     apply_patterns_and_fold_greedily(module, patterns.freeze())

@@ -6,6 +6,12 @@ intrinsics for them illegal. Each of these ops is one PTX instruction: written a
 PTX, kernels compile to self-contained PTX anywhere. Results are exact (IEEE round to
 nearest for sqrt, the division of rsqrt; floor and ceil are exact). f16 and bf16 compute in
 f32; vectors lane by lane. Runs on the kernels inside `gpu.module`s.
+
+bf16 `math.tanh` is `tanh.approx.f32` (the SFU's tanh): its relative error, under 2^-10.98,
+is an eighth of a bf16 ulp, so the rounded result is the correctly rounded one or its
+neighbour, and it takes one instruction where `--math-approximate`'s f32 form takes a
+division and a dozen FMAs (which made bf16 chains with tanh compute-bound on an H200). The
+NVVM pipeline runs `--math-approximate` with `keep=takes` so that it leaves these ops here.
 """
 
 from __future__ import annotations
@@ -25,12 +31,27 @@ _INSTRUCTIONS = {
     "math.absf": "abs.{t} $0, $1;",
 }
 _NARROW = ("f16", "bf16")
+# Ops written as an approximate f32 instruction, and the element types that tolerate it.
+_APPROXIMATE = {"math.tanh": ("tanh.approx.f32 $0, $1;", ("bf16",))}
+
+
+def _element_of(value: ir.Value) -> str:
+    t = value.type
+    return str(ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t)
+
+
+def takes(op: ir.Operation) -> bool:
+    """Whether math-to-ptx writes `op` as an approximate PTX instruction (see above)."""
+    entry = _APPROXIMATE.get(op.name)
+    return entry is not None and _element_of(op.operands[0]) in entry[1]
 
 
 def _scalar(name: str, x: ir.Value) -> ir.Value:
     kind = str(x.type)
     if kind in _NARROW:
         return arith.truncf(x.type, _scalar(name, arith.extf(ir.F32Type.get(), x)))
+    if name in _APPROXIMATE:
+        return llvm.inline_asm(x.type, [x], _APPROXIMATE[name][0], "=f,f")
     if name == "math.rsqrt":
         one = arith.ConstantOp(x.type, ir.FloatAttr.get(x.type, 1.0)).result
         return arith.divf(one, _scalar("math.sqrt", x))
@@ -43,6 +64,8 @@ def _rewrite(op, rewriter):
     x = op.operands[0]
     element = ir.VectorType(x.type).element_type if isinstance(x.type, ir.VectorType) else x.type
     if str(element) not in ("f32", "f64", *_NARROW):
+        return True
+    if op.name in _APPROXIMATE and not takes(op):
         return True
     with rewriter.ip, op.location:
         if not isinstance(x.type, ir.VectorType):
@@ -61,10 +84,12 @@ def _rewrite(op, rewriter):
     return None
 
 
-@register_pass("math-to-ptx", "sqrt, rsqrt, floor, ceil and abs in kernels as PTX instructions")
+@register_pass(
+    "math-to-ptx", "sqrt, rsqrt, floor, ceil, abs (and bf16 tanh) in kernels as PTX instructions"
+)
 def math_to_ptx(module: ir.Operation) -> None:
     patterns = RewritePatternSet(module.context)
-    for name in (*_INSTRUCTIONS, "math.rsqrt"):
+    for name in (*_INSTRUCTIONS, "math.rsqrt", *_APPROXIMATE):
         patterns.add(name, _rewrite)
     frozen = patterns.freeze()
     for gpu_module in find_ops(module, lambda op: op.name == "gpu.module"):

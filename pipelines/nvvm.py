@@ -26,7 +26,7 @@ from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
 from ..passes.math_approximate import math_approximate
-from ..passes.math_to_ptx import math_to_ptx
+from ..passes.math_to_ptx import math_to_ptx, takes
 from ..passes.tile_configure import tile_configure
 from . import Pipeline, Stage
 from .cpu import BUFFERIZE
@@ -196,6 +196,10 @@ def extern_dynamic_shared_memory(module: ir.Operation) -> None:
     module.walk(fix)
 
 
+def _math_approximate_for_ptx(module: ir.Operation) -> None:
+    math_approximate(module, keep=takes)
+
+
 def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
     attach = f"nvvm-attach-target{{chip={chip} features={features} O=3}}"
     return Pipeline(
@@ -211,7 +215,11 @@ def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("elide-result-copies", elide_result_copies, "results into out-parameters"),
             Stage("gpu-tile", gpu_tile, "kernels as their GPU tile.config says"),
-            Stage("math-approximate", math_approximate, "math functions as arithmetic"),
+            Stage(
+                "math-approximate",
+                _math_approximate_for_ptx,
+                "math functions as arithmetic (but those math-to-ptx takes)",
+            ),
             Stage("gpu-map-loops", gpu_map_loops, "loop nests to gpu.launch"),
             Stage("inline-kernels", inline_kernels, "one host function"),
             Stage("cleanup", "symbol-dce, canonicalize, cse"),
@@ -221,7 +229,7 @@ def pipeline(chip: str = "sm_90", features: str = "+ptx80") -> Pipeline:
                 "launch bodies to gpu.func kernels",
             ),
             Stage("merge-gpu-modules", merge_gpu_modules, "one gpu.module of kernels"),
-            Stage("math-to-ptx", math_to_ptx, "sqrt, floor, ... as PTX instructions"),
+            Stage("math-to-ptx", math_to_ptx, "sqrt, floor, bf16 tanh, ... as PTX instructions"),
             Stage("attach-target", attach, f"compile the kernels for {chip}"),
             Stage("to-nvvm", TO_NVVM, "kernels to the NVVM and LLVM dialects"),
             Stage(

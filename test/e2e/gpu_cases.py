@@ -114,6 +114,25 @@ def tanh_chain(rows: int, cols: int) -> Case:
     )
 
 
+def half_tanh(rows: int, cols: int, element: str) -> Case:
+    """tanh of f16/bf16 (bf16's is the SFU's tanh.approx.f32: within a bf16 ulp)."""
+    t = _t((rows, cols), element)
+    text = _function(
+        [("x", (rows, cols))], [f'%y = "graph.tanh"(%x) : ({t}) -> {t}'], "y", (rows, cols), element
+    )
+    dtype = {"f16": "float16", "bf16": "bfloat16"}[element]
+    rtol = {"f16": 1e-3, "bf16": 8e-3}[element]
+    return Case(
+        f"tanh_{element}_{rows}x{cols}",
+        text,
+        ((rows, cols),),
+        np.tanh,
+        rtol=rtol,
+        atol_scale=rtol,
+        elements=(dtype,),
+    )
+
+
 def softmax(rows: int, cols: int) -> Case:
     s = (rows, cols)
     text = _function([("x", s)], [_unary("y", "softmax", "x", s, "axis = -1 : i64")], "y", s)
@@ -157,6 +176,24 @@ def half_linear(m: int, k: int, n: int, element: str) -> Case:
         ((m, k), (k, n), (n,)),
         lambda x, w, b: x @ w + b,
         elements=(dtype, dtype, "float32"),
+    )
+
+
+def half_batched_matmul(b: int, m: int, k: int, n: int, element: str) -> Case:
+    """Batches of f16/bf16 products with f32 results (attention's shapes): mma.sync."""
+    dtype = {"f16": "float16", "bf16": "bfloat16"}[element]
+    x, w, y = _t((b, m, k), element), _t((b, k, n), element), _t((b, m, n))
+    text = (
+        f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
+        f'  %y = "graph.matmul"(%x, %w) : ({x}, {w}) -> {y}\n'
+        f"  return %y : {y}\n}}\n"
+    )
+    return Case(
+        f"batched_{element}_{b}x{m}x{k}x{n}",
+        text,
+        ((b, m, k), (b, k, n)),
+        lambda x, w: x @ w,
+        elements=(dtype, dtype),
     )
 
 
@@ -274,6 +311,8 @@ CASES = {
         *(_example(m) for m in sorted(reference.SHAPES)),
         tanh_chain(4096, 1024),
         tanh_chain(7, 127),
+        half_tanh(1000, 1000, "bf16"),
+        half_tanh(7, 127, "f16"),
         softmax(1024, 1024),
         softmax(127, 1000),
         layer_norm(1024, 1024),
@@ -284,6 +323,8 @@ CASES = {
         half_linear(1024, 768, 3072, "f16"),
         half_linear(512, 1024, 512, "bf16"),
         half_linear(100, 264, 200, "f16"),
+        half_batched_matmul(12, 128, 64, 128, "f16"),
+        half_batched_matmul(3, 100, 40, 72, "f16"),
         reductions(1000, 127),
         attention(1, 12, 128, 64),
         attention(2, 3, 127, 128, causal=False),

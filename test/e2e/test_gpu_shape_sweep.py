@@ -43,20 +43,24 @@ def test_linear(m, k, n, element, chip, left_as_loops):
         f"  return %2 : {y}\n}}\n"
     )
     ptx = _ptx(text, chip)
-    tensor_cores = chip == "sm_90a" and element != "f32" and k % 8 == 0 and n % 8 == 0
-    assert ("wgmma.mma_async" in ptx) == tensor_cores
+    wgmma = chip == "sm_90a" and element != "f32" and k % 8 == 0 and n % 8 == 0
+    assert ("wgmma.mma_async" in ptx) == wgmma
+    assert ("mma.sync.aligned.m16n8k16" in ptx) == (element != "f32" and not wgmma)
 
 
 @pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("element", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("b, m, k, n", [(12, 128, 64, 128), (2, 7, 33, 5)])
-def test_batched_matmul(b, m, k, n, chip, left_as_loops):
-    x, w, y = _t((b, m, k)), _t((b, k, n)), _t((b, m, n))
+def test_batched_matmul(b, m, k, n, element, chip, left_as_loops):
+    """Batches take mma.sync for half operands, wgmma's TMA tiles being 2-D."""
+    x, w, y = _t((b, m, k), element), _t((b, k, n), element), _t((b, m, n))
     text = (
         f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
         f'  %0 = "graph.matmul"(%x, %w) : ({x}, {w}) -> {y}\n'
         f"  return %0 : {y}\n}}\n"
     )
-    _ptx(text, chip)
+    ptx = _ptx(text, chip)
+    assert ("mma.sync.aligned.m16n8k16" in ptx) == (element != "f32")
 
 
 @pytest.mark.parametrize("chip", CHIPS)

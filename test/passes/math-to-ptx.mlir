@@ -50,3 +50,27 @@ func.func @host(%x: f32) -> f32 {
   %0 = math.sqrt %x : f32
   return %0 : f32
 }
+
+// -----
+
+// bf16 tanh is the SFU's tanh.approx.f32 on the f32 extension, lane by lane (its error is an
+// eighth of a bf16 ulp); f32 and f16 tanh need more accuracy and stay for --math-approximate.
+// CHECK-LABEL: gpu.func @tanh
+// CHECK: arith.extf {{.*}} : bf16 to f32
+// CHECK: llvm.inline_asm "tanh.approx.f32 $0, $1;", "=f,f"
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: vector.insert
+// CHECK: math.tanh {{.*}} : f32
+// CHECK: math.tanh {{.*}} : vector<2xf16>
+gpu.module @kernels {
+  gpu.func @tanh(%x: vector<2xbf16>, %y: f32, %z: vector<2xf16>, %out: memref<2xbf16>, %fout: memref<f32>, %hout: memref<2xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    %0 = math.tanh %x : vector<2xbf16>
+    %1 = math.tanh %y : f32
+    %2 = math.tanh %z : vector<2xf16>
+    vector.store %0, %out[%c0] : memref<2xbf16>, vector<2xbf16>
+    memref.store %1, %fout[] : memref<f32>
+    vector.store %2, %hout[%c0] : memref<2xf16>, vector<2xf16>
+    gpu.return
+  }
+}

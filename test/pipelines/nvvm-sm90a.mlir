@@ -27,3 +27,12 @@ func.func @bf16(%x: tensor<512x1024xbf16>, %w: tensor<1024x512xbf16>) -> tensor<
   %0 = "graph.matmul"(%x, %w) : (tensor<512x1024xbf16>, tensor<1024x512xbf16>) -> tensor<512x512xf32>
   return %0 : tensor<512x512xf32>
 }
+
+// Batches of matmuls (wgmma's TMA tiles are 2-D) take mma.sync.
+// CHECK-LABEL: .entry batched_kernel(
+// CHECK-NOT: wgmma
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+func.func @batched(%q: tensor<12x128x64xf16>, %k: tensor<12x64x128xf16>) -> tensor<12x128x128xf32> {
+  %0 = "graph.matmul"(%q, %k) : (tensor<12x128x64xf16>, tensor<12x64x128xf16>) -> tensor<12x128x128xf32>
+  return %0 : tensor<12x128x128xf32>
+}

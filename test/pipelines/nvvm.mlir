@@ -5,6 +5,7 @@
 
 // SM80: .target sm_80
 // CHECK: .target sm_90
+// CHECK: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];
 // CHECK-NOT: .local
 
 // An elementwise chain: one 16-byte vector a thread (4 f32 or 8 bf16).
@@ -59,4 +60,25 @@ func.func @linear(%x: tensor<128x768xf32>, %w: tensor<768x3072xf32>, %b: tensor<
   %1 = "graph.add"(%0, %b) : (tensor<128x3072xf32>, tensor<3072xf32>) -> tensor<128x3072xf32>
   %2 = "graph.gelu"(%1) {approximate = "tanh"} : (tensor<128x3072xf32>) -> tensor<128x3072xf32>
   return %2 : tensor<128x3072xf32>
+}
+
+// f16 and bf16 matmuls with f32 accumulators before sm_90a: tensor cores through mma.sync
+// (m16n8k16), fragments loaded from padded shared memory with ldmatrix (transposed A and
+// B slices), C through shared memory to the epilogue.
+// CHECK-LABEL: .entry half_kernel(
+// CHECK: ld.global.v2.b32
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK: st.global.v4.b32
+// CHECK-LABEL: .entry half_kernel_1(
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SM80-LABEL: .entry half_kernel(
+// SM80: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// SM80-LABEL: .entry half_kernel_1(
+// SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+func.func @half(%x: tensor<256x512xf16>, %w: tensor<512x384xf16>, %y: tensor<100x64xbf16>, %v: tensor<64x72xbf16>) -> (tensor<256x384xf32>, tensor<100x72xf32>) {
+  %0 = "graph.matmul"(%x, %w) : (tensor<256x512xf16>, tensor<512x384xf16>) -> tensor<256x384xf32>
+  %1 = "graph.matmul"(%y, %v) : (tensor<100x64xbf16>, tensor<64x72xbf16>) -> tensor<100x72xf32>
+  return %0, %1 : tensor<256x384xf32>, tensor<100x72xf32>
 }
