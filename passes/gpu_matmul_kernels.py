@@ -16,11 +16,13 @@ This module writes it as one launch, a block per `block_tile` (BM x BN) of C and
   (`launch_plan.py` turns those calls into requests in the artifact's plan). Kernels it does
   not fit (batches, a transposed B, rows not 16-byte multiples) take `mma.sync`.
 - `mma.sync` (sm_80 and later tensor cores, f16/bf16 in, f32 accumulators): warps of
-  `warp_tile` accumulators as m16n8k16 fragments; each K step stages slices of A
-  (transposed, [k][m]) and B ([k][n]) in dynamic shared memory, rows padded by 16 bytes so
-  that ldmatrix's eight row reads fall in different banks; `ldmatrix.trans` loads the A and
-  B fragments and NVVM's mma.sync multiplies them. C goes through shared memory (reusing
-  the staging space) to the row epilogue. Other types take `simt`.
+  `warp_tile` accumulators as m16n8k16 fragments. Slices of A and B sit in dynamic shared
+  memory, rows padded by 16 bytes so that ldmatrix's eight row reads fall in different
+  banks: `cp.async` copies them as they lie in memory into a ring of `stages` slots,
+  `stages - 1` K steps ahead (rows that are not whole 16-byte chunks are staged through
+  registers, A transposed, one step at a time); `ldmatrix` loads the fragments (transposed
+  from k-major slices) and NVVM's mma.sync multiplies them. C goes through shared memory
+  (reusing the ring) to the row epilogue. Other types take `simt`.
 
 Either way the epilogue's linalg bodies run on C's rows (4 columns a thread) before each is
 stored once.
@@ -738,89 +740,214 @@ class MatmulKernel:
 
     # -- mma.sync --------------------------------------------------------------------------
 
+    def _copies_async(self) -> bool:
+        """Whether A's and B's rows are whole 16-byte copies (cp.async), K and N multiples
+        of 8 halves, and the block's threads split each slice evenly; else the K loop
+        stages them through registers."""
+        chunks = [self.bm * self.bk // 8, self.bk * self.bn // 8]
+        aligned = self.k % 8 == 0 and (self.b_transposed or self.n % 8 == 0)
+        return aligned and all(count % self.threads == 0 for count in chunks)
+
+    def _mma_layouts(self) -> dict:
+        """Each operand's staged slice: (shape, k-major): A and B as cp.async copies them
+        (their rows in memory: A [m][k], B [k][n] or, transposed, [n][k]), else k-major
+        both (the register staging transposes A)."""
+        if not self._copies_async():
+            return {
+                "a": ([self.bk, self.bm + SHARED_PAD], True),
+                "b": ([self.bk, self.bn + SHARED_PAD], True),
+            }
+        b = (
+            ([self.bn, self.bk + SHARED_PAD], False)
+            if self.b_transposed
+            else ([self.bk, self.bn + SHARED_PAD], True)
+        )
+        return {"a": ([self.bm, self.bk + SHARED_PAD], False), "b": b}
+
+    def _mma_stage_bytes(self) -> int:
+        return sum(math.prod(shape) * 2 for shape, _ in self._mma_layouts().values())
+
     def _mma_sync_shared_bytes(self) -> int:
-        staged = ((self.bm + SHARED_PAD) + (self.bn + SHARED_PAD)) * self.bk * 2
+        stages = self.stages if self._copies_async() else 1
+        staged = stages * self._mma_stage_bytes()
         return max(staged, self.bm * self.bn * 4)  # C's f32 tile reuses the staging space
 
+    def _mma_views(self, slot: ir.Value) -> dict:
+        layouts = self._mma_layouts()
+        base = arith.muli(slot, index_constant(self._mma_stage_bytes()))
+        a_shape, b_shape = layouts["a"][0], layouts["b"][0]
+        b_base = arith.addi(base, index_constant(math.prod(a_shape) * 2))
+        return {
+            "a": self._shared_view(base, a_shape, self.element_a),
+            "b": self._shared_view(b_base, b_shape, self.element_b),
+        }
+
     def _mma(self) -> None:
-        """Warps of `wm` x `wn` accumulators as m16n8k16 fragments: each K step stages A
-        (transposed, [k][m]) and B ([k][n]) slices in shared memory, rows padded so that
-        ldmatrix's eight 16-byte row reads fall in different banks; ldmatrix.trans gives
-        the A and B fragments; C goes through shared memory to the row epilogue."""
+        """Warps of `wm` x `wn` accumulators as m16n8k16 fragments. Each K step's slices of
+        A and B sit in dynamic shared memory, rows padded by 16 bytes so that ldmatrix's
+        eight row reads fall in different banks: copied with cp.async `stages` steps ahead
+        where rows are whole 16-byte chunks, else staged through registers. ldmatrix loads
+        the fragments (transposed from k-major slices), NVVM's mma.sync multiplies them; C
+        goes through shared memory to the row epilogue."""
         m_step, n_step, k_step = MMA_SHAPE
-        element = self.element_a
         self._dynamic_shared()
-        zero = index_constant(0)
-        self.a_shared = self._shared_view(zero, [self.bk, self.bm + SHARED_PAD], element)
-        b_offset = index_constant((self.bm + SHARED_PAD) * self.bk * 2)
-        self.b_shared = self._shared_view(b_offset, [self.bk, self.bn + SHARED_PAD], element)
         c = index_constant
         warp, lane = arith.divui(self.thread, c(32)), arith.remui(self.thread, c(32))
         warp_m0 = arith.muli(arith.divui(warp, c(self.warps_n)), c(self.wm))
         warp_n0 = arith.muli(arith.remui(warp, c(self.warps_n)), c(self.wn))
-        # ldmatrix.x4: lanes 8i..8i+7 name the rows of 8x8 matrix i. A's matrices are (k, m)
-        # blocks (0, 0), (0, 8), (8, 0), (8, 8); B's (0, 0), (8, 0), (0, 8), (8, 8).
+        # ldmatrix.x4: lanes 8i..8i+7 name the rows of 8x8 matrix i: A's are its (m, k)
+        # blocks (0, 0), (8, 0), (0, 8), (8, 8), B's its (k, n) blocks in the same order
+        # (two n8 fragments). A lane's row runs along k in a k-major slice, else along m/n.
         eighth, matrix = arith.remui(lane, c(8)), arith.divui(lane, c(8))
-        high_k = arith.muli(arith.divui(matrix, c(2)), c(8))
-        odd_m = arith.muli(arith.remui(matrix, c(2)), c(8))
-        a_row, a_col = arith.addi(eighth, high_k), odd_m
-        b_row, b_col = arith.addi(eighth, odd_m), high_k
+        low = arith.muli(arith.remui(matrix, c(2)), c(8))
+        high = arith.muli(arith.divui(matrix, c(2)), c(8))
+        layouts = self._mma_layouts()
+        offsets = {}
+        for name, (x_block, k_block) in {"a": (low, high), "b": (high, low)}.items():
+            k_major = layouts[name][1]
+            offsets[name] = (
+                (arith.addi(k_block, eighth), x_block)
+                if k_major
+                else (k_block, arith.addi(x_block, eighth))
+            )
+
+        def fragments(views, name, kk, x0):
+            k_offset, x_offset = offsets[name]
+            k = arith.addi(k_offset, c(kk))
+            x = arith.addi(x_offset, x0)
+            k_major = layouts[name][1]
+            fragment_type = ir.VectorType.get([4, 2], self.element_a)
+            indices = [k, x] if k_major else [x, k]
+            return nvgpu.LdMatrixOp(fragment_type, views[name], indices, k_major, 4).result
+
+        def multiply(views, accumulators):
+            pair_type = ir.VectorType.get([2, 2], self.element_b)
+            for kk in range(0, self.bk, k_step):
+                a = [
+                    fragments(views, "a", kk, arith.addi(warp_m0, c(i * m_step)))
+                    for i in range(self.wm // m_step)
+                ]
+                b = []
+                for j in range(0, self.wn // n_step, 2):
+                    pair = fragments(views, "b", kk, arith.addi(warp_n0, c(j * n_step)))
+                    b += [
+                        vector.extract_strided_slice(pair_type, pair, [2 * h], [2], [1])
+                        for h in range(2)
+                    ]
+                for i, a_i in enumerate(a):
+                    for j, b_j in enumerate(b):
+                        index = i * len(b) + j
+                        accumulators[index] = _mma_sync(a_i, b_j, accumulators[index])
+            return accumulators
+
         fill = self.prologue[-1].operands[0]
         accumulator_type = ir.VectorType.get([2, 2], ir.F32Type.get())
         initial = vector.BroadcastOp(accumulator_type, fill).result
-        tiles_m, tiles_n = self.wm // m_step, self.wn // n_step
+        state = [initial] * ((self.wm // m_step) * (self.wn // n_step))
+        if self._copies_async():
+            results = self._mma_pipelined(state, multiply)
+        else:
+            results = self._mma_staged(state, multiply)
+        c_tile = self._shared_view(c(0), [self.bm, self.bn], ir.F32Type.get())
+        # Fragment rows: lane / 4 and 8 below it; columns 2 (lane % 4) and the next.
+        group = arith.divui(lane, c(4))
+        pair_column = arith.muli(arith.remui(lane, c(4)), c(2))
+        tiles_n = self.wn // n_step
+        for index, fragment in enumerate(results):
+            i, j = divmod(index, tiles_n)
+            column = arith.addi(warp_n0, arith.addi(pair_column, c(j * n_step)))
+            for half in range(2):
+                row = arith.addi(warp_m0, arith.addi(group, c(i * m_step + 8 * half)))
+                values = vector.ExtractOp(fragment, [], [half]).result
+                shared_store(values, c_tile, [row, column])
+        gpu.BarrierOp()
+        self._epilogue_from_shared(c_tile)
+
+    def _mma_staged(self, state: list, multiply) -> list:
+        """The K loop with A and B staged through registers (rows not 16-byte chunks)."""
+        views = self._mma_views(index_constant(0))
+        self.a_shared, self.b_shared = views["a"], views["b"]
         steps = math.ceil(self.k / self.bk)
-        state = [initial] * (tiles_m * tiles_n)
         loop = scf.ForOp(index_constant(0), index_constant(steps), index_constant(1), state)
-        a_type = ir.VectorType.get([4, 2], element)
-        b_type = ir.VectorType.get([2, 2], element)
         with ir.InsertionPoint(loop.body):
             k0 = arith.muli(loop.induction_variable, index_constant(self.bk))
             self._stage_a(k0)
             self._stage_b(k0)
             gpu.BarrierOp()
-            accumulators = list(loop.inner_iter_args)
-            for kk in range(0, self.bk, k_step):
-                a_fragments = []
-                for i in range(tiles_m):
-                    column = arith.addi(warp_m0, arith.addi(a_col, index_constant(i * m_step)))
-                    row = arith.addi(a_row, index_constant(kk))
-                    a_fragments.append(
-                        nvgpu.LdMatrixOp(a_type, self.a_shared, [row, column], True, 4).result
-                    )
-                b_fragments = []
-                for j in range(0, tiles_n, 2):
-                    column = arith.addi(warp_n0, arith.addi(b_col, index_constant(j * n_step)))
-                    row = arith.addi(b_row, index_constant(kk))
-                    pair = nvgpu.LdMatrixOp(a_type, self.b_shared, [row, column], True, 4).result
-                    for half in range(2):
-                        b_fragments.append(
-                            vector.extract_strided_slice(b_type, pair, [2 * half], [2], [1])
-                        )
-                for i in range(tiles_m):
-                    for j in range(tiles_n):
-                        index = i * tiles_n + j
-                        accumulators[index] = _mma_sync(
-                            a_fragments[i], b_fragments[j], accumulators[index]
-                        )
+            accumulators = multiply(views, list(loop.inner_iter_args))
             gpu.BarrierOp()
             scf.YieldOp(accumulators)
-        c_tile = self._shared_view(zero, [self.bm, self.bn], ir.F32Type.get())
-        # Fragment rows: lane / 4 and 8 below it; columns 2 (lane % 4) and the next.
-        group = arith.divui(lane, index_constant(4))
-        pair_column = arith.muli(arith.remui(lane, index_constant(4)), index_constant(2))
-        for i in range(tiles_m):
-            for j in range(tiles_n):
-                fragment = loop.results[i * tiles_n + j]
-                column = arith.addi(warp_n0, arith.addi(pair_column, index_constant(j * n_step)))
-                for half in range(2):
-                    row = arith.addi(
-                        warp_m0, arith.addi(group, index_constant(i * m_step + 8 * half))
-                    )
-                    values = vector.ExtractOp(fragment, [], [half]).result
-                    shared_store(values, c_tile, [row, column])
+        return list(loop.results)
+
+    def _mma_pipelined(self, state: list, multiply) -> list:
+        """The K loop over a ring of `stages` slices that cp.async fills `stages - 1` steps
+        ahead: every step commits one group of copies (steps past K copy nothing and
+        zero-fill), so waiting for all but the newest `stages - 2` groups means this step's
+        slice has landed."""
+        stages = max(2, self.stages)
+        steps = math.ceil(self.k / self.bk)
+        group = None
+        for step in range(stages - 1):
+            group = self._copy_step(index_constant(step), index_constant(step))
+        loop = scf.ForOp(index_constant(0), index_constant(steps), index_constant(1), state)
+        with ir.InsertionPoint(loop.body):
+            step = loop.induction_variable
+            nvgpu.DeviceAsyncWaitOp(group, numGroups=stages - 2)
+            gpu.BarrierOp()  # every thread's copies of this step, and no reader of the slot below
+            slot = arith.remui(step, index_constant(stages))
+            accumulators = multiply(self._mma_views(slot), list(loop.inner_iter_args))
+            ahead = arith.addi(step, index_constant(stages - 1))
+            self._copy_step(ahead, arith.remui(ahead, index_constant(stages)))
+            scf.YieldOp(accumulators)
+        nvgpu.DeviceAsyncWaitOp(group, numGroups=0)
         gpu.BarrierOp()
-        self._epilogue_from_shared(c_tile)
+        return list(loop.results)
+
+    def _copy_step(self, step: ir.Value, slot: ir.Value) -> ir.Value:
+        """cp.async of K step `step`'s slices of A and B into ring slot `slot`, committed as
+        one group; chunks outside the matrices are zero-filled."""
+        views = self._mma_views(slot)
+        k0 = arith.muli(step, index_constant(self.bk))
+        tokens = self._copy_tile(
+            self.a, self.a_batch, views["a"], (self.m, self.k), (self.m0, k0), (self.bm, self.bk)
+        )
+        if self.b_transposed:
+            origin, extent, size = (self.n0, k0), (self.bn, self.bk), (self.n, self.k)
+        else:
+            origin, extent, size = (k0, self.n0), (self.bk, self.bn), (self.k, self.n)
+        tokens += self._copy_tile(self.b, self.b_batch, views["b"], size, origin, extent)
+        return nvgpu.DeviceAsyncCreateGroupOp(tokens).result
+
+    def _copy_tile(self, source, batch_positions, view, size, origin, extent) -> list:
+        """16-byte cp.async copies of the `extent` tile of `source` at `origin` (rows of
+        `size`) into `view`, the same number a thread; a chunk outside copies nothing and
+        leaves zeros."""
+        chunk = 8
+        per_row = extent[1] // chunk
+        count = extent[0] * per_row
+        tokens = []
+        for index in range(0, count, self.threads):
+            linear = arith.addi(self.thread, index_constant(index))
+            r = arith.divui(linear, index_constant(per_row))
+            col = arith.muli(arith.remui(linear, index_constant(per_row)), index_constant(chunk))
+            row, column = arith.addi(origin[0], r), arith.addi(origin[1], col)
+            inside = arith.andi(_less(row, size[0]), _less(column, size[1]))
+            zero = index_constant(0)
+            row = arith.select(inside, row, zero)
+            column = arith.select(inside, column, zero)
+            elements = arith.select(inside, index_constant(chunk), zero)
+            indices = [self.batch_index[p] for p in batch_positions] + [row, column]
+            token = nvgpu.DeviceAsyncCopyOp(
+                view,
+                [r, col],
+                source,
+                indices,
+                ir.IntegerAttr.get(ir.IndexType.get(), chunk),
+                srcElements=elements,
+                bypassL1=ir.UnitAttr.get(),
+            ).result
+            tokens.append(token)
+        return tokens
 
     def _stage_views(self, slot: ir.Value, element) -> tuple[ir.Value, ir.Value]:
         base = arith.muli(slot, index_constant(self._stage_bytes()))

@@ -323,6 +323,7 @@ CASES = {
         half_linear(1024, 768, 3072, "f16"),
         half_linear(512, 1024, 512, "bf16"),
         half_linear(100, 264, 200, "f16"),
+        half_linear(7, 1000, 127, "bf16"),  # rows not 16-byte chunks: staged in registers
         half_batched_matmul(12, 128, 64, 128, "f16"),
         half_batched_matmul(3, 100, 40, 72, "f16"),
         reductions(1000, 127),

@@ -63,22 +63,32 @@ func.func @linear(%x: tensor<128x768xf32>, %w: tensor<768x3072xf32>, %b: tensor<
 }
 
 // f16 and bf16 matmuls with f32 accumulators before sm_90a: tensor cores through mma.sync
-// (m16n8k16), fragments loaded from padded shared memory with ldmatrix (transposed A and
-// B slices), C through shared memory to the epilogue.
+// (m16n8k16). A and B slices come into padded shared memory by cp.async, stages ahead
+// (16-byte chunks, bypassing L1), fragments by ldmatrix (B's transposed); C goes through
+// shared memory to the epilogue. Rows that are not whole 16-byte chunks (B's 127 halves in
+// the third product) are staged through registers instead.
 // CHECK-LABEL: .entry half_kernel(
-// CHECK: ld.global.v2.b32
+// CHECK: cp.async.cg.shared.global
+// CHECK: cp.async.commit_group
+// CHECK: cp.async.wait_group 1
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK: st.global.v4.b32
 // CHECK-LABEL: .entry half_kernel_1(
-// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK: cp.async.cg.shared.global
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-LABEL: .entry half_kernel_2(
+// CHECK-NOT: cp.async
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // SM80-LABEL: .entry half_kernel(
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // SM80-LABEL: .entry half_kernel_1(
 // SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-func.func @half(%x: tensor<256x512xf16>, %w: tensor<512x384xf16>, %y: tensor<100x64xbf16>, %v: tensor<64x72xbf16>) -> (tensor<256x384xf32>, tensor<100x72xf32>) {
+func.func @half(%x: tensor<256x512xf16>, %w: tensor<512x384xf16>, %y: tensor<100x64xbf16>, %v: tensor<64x72xbf16>, %p: tensor<7x1000xf16>, %q: tensor<1000x127xf16>) -> (tensor<256x384xf32>, tensor<100x72xf32>, tensor<7x127xf32>) {
   %0 = "graph.matmul"(%x, %w) : (tensor<256x512xf16>, tensor<512x384xf16>) -> tensor<256x384xf32>
   %1 = "graph.matmul"(%y, %v) : (tensor<100x64xbf16>, tensor<64x72xbf16>) -> tensor<100x72xf32>
-  return %0, %1 : tensor<256x384xf32>, tensor<100x72xf32>
+  %2 = "graph.matmul"(%p, %q) : (tensor<7x1000xf16>, tensor<1000x127xf16>) -> tensor<7x127xf32>
+  return %0, %1, %2 : tensor<256x384xf32>, tensor<100x72xf32>, tensor<7x127xf32>
 }
