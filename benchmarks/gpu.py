@@ -41,6 +41,7 @@ class Bench:
     torch_fn: str  # a lambda over torch tensors, evaluated on the GPU machine
     bytes_moved: int = 0  # memory-bound rows: bytes read and written once
     flops: int = 0  # compute-bound rows
+    options: str = ""  # target opt-ins (`+tf32`), which the peers get too
 
 
 _BYTES_OF = {"f32": 4, "f16": 2, "bf16": 2}
@@ -99,7 +100,7 @@ def _layer_norm(rows: int, cols: int, element: str) -> Bench:
     )
 
 
-def _matmul(n: int, element: str, result: str) -> Bench:
+def _matmul(n: int, element: str, result: str, options: str = "") -> Bench:
     ta, tr = _t((n, n), element), _t((n, n), result)
     text = (
         f"func.func @main(%a: {ta}, %b: {ta}) -> {tr} {{\n"
@@ -112,11 +113,12 @@ def _matmul(n: int, element: str, result: str) -> Bench:
         else f"lambda a, b: torch.mm(a, b, out_dtype=torch.{_torch_name(result)})"
     )
     return Bench(
-        f"matmul {element}->{result} {n}^3",
+        f"matmul {element}->{result} {n}^3{options.replace('+', ' ')}",
         text,
         (((n, n), element), ((n, n), element)),
         torch_fn,
         flops=2 * n**3,
+        options=options,
     )
 
 
@@ -254,6 +256,7 @@ BENCHES = {
         _layer_norm(8192, 8192, "bf16"),
         _matmul(1024, "f32", "f32"),
         _matmul(4096, "f32", "f32"),
+        _matmul(4096, "f32", "f32", "+tf32"),
         _mlp(512, 1024, 4096),
         _attention(1, 12, 1024, 64),
         _attention(4, 16, 2048, 64),
@@ -276,7 +279,8 @@ def build(chip: str, out: Path, names: list[str]) -> None:
         bench = BENCHES[name]
         start = time.perf_counter()
         try:
-            data = compiler.emit(compiler.load(bench.text), "artifact", f"nvvm:{chip}")
+            target = f"nvvm:{chip}{bench.options}"
+            data = compiler.emit(compiler.load(bench.text), "artifact", target)
         except compiler.CompileError as error:
             print(f"{name:<32} does not compile: {str(error).splitlines()[0]}")
             continue
@@ -350,7 +354,8 @@ def _row(torch, bench: Bench, function, built: dict, compile_peer: bool) -> str:
     spec = function.results[0]
     out = torch.empty(spec.shape, device="cuda", dtype=getattr(torch, _torch_name(spec.element)))
     stream = torch.cuda.current_stream()
-    # The table's own lambdas, over this module's helpers.
+    # The table's own lambdas, over this module's helpers; TF32 rows against cuBLAS's TF32.
+    torch.backends.cuda.matmul.allow_tf32 = "+tf32" in bench.options
     eager = eval(bench.torch_fn, {"torch": torch, **globals()})
     expected = eager(*args)
     function(*args, out=out, stream=stream)

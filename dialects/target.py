@@ -211,13 +211,30 @@ def names() -> list[str]:
     return ["cpu", *sorted(PRESETS)]
 
 
+# Opt-in numerics of GPU targets, as `+name` after the preset.
+GPU_OPTIONS = {"tf32": "f32 matmuls on tensor cores with operands rounded to TF32 (10 bits)"}
+
+
 def resolve(name: str) -> TargetDesc:
-    """`cpu` (the host), a preset (`cpu:x86-64-v3`, `nvvm:sm_90a`, `rocdl:gfx942`, ...), or a
-    CPU preset with another LLVM cpu name: `cpu:x86-64:znver4`, `cpu:aarch64:neoverse-n1`."""
+    """`cpu` (the host), a preset (`cpu:x86-64-v3`, `nvvm:sm_90a`, `rocdl:gfx942`, ...), a
+    CPU preset with another LLVM cpu name (`cpu:x86-64:znver4`, `cpu:aarch64:neoverse-n1`),
+    or an NVIDIA preset with opt-ins: `nvvm:sm_90a+tf32` (GPU_OPTIONS)."""
     if name == "cpu":
         return host_cpu()
     if name in PRESETS:
         return PRESETS[name]
+    base, _, options = name.partition("+")
+    if options and base in PRESETS and PRESETS[base].kind == "nvvm":
+        unknown = [o for o in options.split("+") if o not in GPU_OPTIONS]
+        if unknown:
+            raise ValueError(
+                f"unknown option '+{unknown[0]}' of target '{base}' (known: "
+                + ", ".join(f"+{o}" for o in GPU_OPTIONS)
+                + ")"
+            )
+        units = [u for u in PRESETS[base].matrix_instructions.split(",") if u]
+        units += [o for o in dict.fromkeys(options.split("+")) if o not in units]
+        return dataclasses.replace(PRESETS[base], matrix_instructions=",".join(units))
     base, _, chip = name.rpartition(":")
     if base in PRESETS and PRESETS[base].kind == "cpu" and chip:
         return dataclasses.replace(PRESETS[base], chip=chip)

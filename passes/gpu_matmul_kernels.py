@@ -55,8 +55,9 @@ WGMMA_TILE = (128, 128, 64)
 TMA_BOX = 64  # elements of a 128-byte swizzled row: B's 128 columns are two boxes
 TENSORMAP_BYTES = 128
 MMA_SHAPE = (16, 8, 16)  # mma.sync's m16n8k16 (f16/bf16 in, f32 accumulators)
+TF32_SHAPE = (16, 8, 8)  # and m16n8k8 for f32 operands rounded to TF32
 MMA_FALLBACK_TILE = ([128, 128, 32], [64, 64])  # kernels wgmma does not take
-SHARED_PAD = 8  # halves a staged row is padded by: ldmatrix's 8 rows then hit 8 bank groups
+ACCESS_BYTES = 16  # a cp.async copy, and the padding of a staged half-precision row
 TENSORMAP_ATTR = "strata.tensormap"
 _HALF = ("f16", "bf16")
 
@@ -101,20 +102,25 @@ def _registers(fragment: ir.Value) -> list[ir.Value]:
     return [vector.ExtractOp(vector.BitCastOp(as_i32, r).result, [], [0]).result for r in rows]
 
 
-def _mma_sync(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
-    """C + A B for one m16n8k16 step: A a vector<4x2> and B a vector<2x2> of f16 or bf16
-    fragments (as ldmatrix leaves them), C a vector<2x2xf32>. Written as NVVM's mma.sync:
-    nvgpu's takes no bf16."""
+def _tf32(value: ir.Value) -> ir.Value:
+    """An f32 rounded to TF32 (to nearest, ties away), as mma.sync takes it: an i32."""
+    i32 = ir.IntegerType.get_signless(32)
+    return llvm.inline_asm(i32, [value], "cvt.rna.tf32.f32 $0, $1;", "=r,f")
+
+
+def _mma_sync(a: list, b: list, c: ir.Value, element: str) -> ir.Value:
+    """C + A B for one mma.sync step: A's 4 and B's 2 registers (`_registers` of f16/bf16
+    fragments, m16n8k16; `_tf32` values, m16n8k8), C a vector<2x2xf32>."""
     f32 = ir.F32Type.get()
-    element = str(ir.VectorType(a.type).element_type)
+    m, n, k = TF32_SHAPE if element == "tf32" else MMA_SHAPE
     accumulators = [vector.ExtractOp(c, [], [r, col]).result for r in range(2) for col in range(2)]
     result = nvvm.MmaOp(
         ir.Type.parse("!llvm.struct<(f32, f32, f32, f32)>"),
-        ir.Attribute.parse("#nvvm.shape<m = 16, n = 8, k = 16>"),
+        ir.Attribute.parse(f"#nvvm.shape<m = {m}, n = {n}, k = {k}>"),
         ir.Attribute.parse("#nvvm.mma_layout<row>"),
         ir.Attribute.parse("#nvvm.mma_layout<col>"),
-        _registers(a),
-        _registers(b),
+        a,
+        b,
         accumulators,
         multiplicandAPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{element}>"),
         multiplicandBPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{element}>"),
@@ -207,10 +213,12 @@ class MatmulKernel:
         self.element_b = ir.MemRefType(self.b.type).element_type
         self.element_c = ir.MemRefType(self.c.type).element_type
 
-    def _tensor_core_problem(self) -> str | None:
-        """Why the kernel cannot run on f16/bf16 tensor cores with f32 accumulators, or None."""
+    def _tensor_core_problem(self, tf32: bool = False) -> str | None:
+        """Why the kernel cannot run on f16/bf16 (with `tf32`, f32 too) tensor cores with f32
+        accumulators, or None."""
         element = str(self.element_a)
-        if element not in _HALF or str(self.element_b) != element:
+        takes = (*_HALF, "f32") if tf32 else _HALF
+        if element not in takes or str(self.element_b) != element:
             return f"{self.element_a} x {self.element_b} operands"
         if str(self.element_c) != "f32":
             return f"{self.element_c} accumulators"
@@ -243,7 +251,7 @@ class MatmulKernel:
         m, n, k = MMA_SHAPE
         if bm % wm or bn % wn or wm % m or wn % (2 * n) or bk % k:
             return f"tiles {tile} / {warp_tile} that are not whole m16n8k16 steps"
-        return self._tensor_core_problem()
+        return self._tensor_core_problem(tf32=True)
 
     # -- code ------------------------------------------------------------------------------
 
@@ -740,13 +748,31 @@ class MatmulKernel:
 
     # -- mma.sync --------------------------------------------------------------------------
 
+    def _chunk(self) -> int:
+        """Elements of one 16-byte cp.async copy."""
+        return ACCESS_BYTES // self._bytes()
+
+    def _bytes(self) -> int:
+        return ir.FloatType(self.element_a).width // 8
+
     def _copies_async(self) -> bool:
         """Whether A's and B's rows are whole 16-byte copies (cp.async), K and N multiples
-        of 8 halves, and the block's threads split each slice evenly; else the K loop
+        of the copy, and the block's threads split each slice evenly; else the K loop
         stages them through registers."""
-        chunks = [self.bm * self.bk // 8, self.bk * self.bn // 8]
-        aligned = self.k % 8 == 0 and (self.b_transposed or self.n % 8 == 0)
-        return aligned and all(count % self.threads == 0 for count in chunks)
+        chunk = self._chunk()
+        counts = [self.bm * self.bk // chunk, self.bk * self.bn // chunk]
+        aligned = self.k % chunk == 0 and (self.b_transposed or self.n % chunk == 0)
+        return aligned and all(count % self.threads == 0 for count in counts)
+
+    def _padded(self, rows: int, cols: int, k_major: bool) -> tuple[list[int], bool]:
+        """A staged slice's shape, its rows padded so that a warp's fragment reads hit
+        different banks: ldmatrix's 8 rows of 16 bytes (16 bytes of padding); TF32's scalar
+        reads, lane (g, t) at row t, column g of a k-major slice (8 words: t * 8 + g) or at
+        row g, column t of the other kind (4 words: g * 4 + t)."""
+        pad = ACCESS_BYTES // self._bytes()
+        if self._bytes() == 4 and k_major:
+            pad = 8
+        return [rows, cols + pad], k_major
 
     def _mma_layouts(self) -> dict:
         """Each operand's staged slice: (shape, k-major): A and B as cp.async copies them
@@ -754,18 +780,18 @@ class MatmulKernel:
         both (the register staging transposes A)."""
         if not self._copies_async():
             return {
-                "a": ([self.bk, self.bm + SHARED_PAD], True),
-                "b": ([self.bk, self.bn + SHARED_PAD], True),
+                "a": self._padded(self.bk, self.bm, True),
+                "b": self._padded(self.bk, self.bn, True),
             }
         b = (
-            ([self.bn, self.bk + SHARED_PAD], False)
+            self._padded(self.bn, self.bk, False)
             if self.b_transposed
-            else ([self.bk, self.bn + SHARED_PAD], True)
+            else self._padded(self.bk, self.bn, True)
         )
-        return {"a": ([self.bm, self.bk + SHARED_PAD], False), "b": b}
+        return {"a": self._padded(self.bm, self.bk, False), "b": b}
 
     def _mma_stage_bytes(self) -> int:
-        return sum(math.prod(shape) * 2 for shape, _ in self._mma_layouts().values())
+        return sum(math.prod(shape) * self._bytes() for shape, _ in self._mma_layouts().values())
 
     def _mma_sync_shared_bytes(self) -> int:
         stages = self.stages if self._copies_async() else 1
@@ -776,68 +802,36 @@ class MatmulKernel:
         layouts = self._mma_layouts()
         base = arith.muli(slot, index_constant(self._mma_stage_bytes()))
         a_shape, b_shape = layouts["a"][0], layouts["b"][0]
-        b_base = arith.addi(base, index_constant(math.prod(a_shape) * 2))
+        b_base = arith.addi(base, index_constant(math.prod(a_shape) * self._bytes()))
         return {
             "a": self._shared_view(base, a_shape, self.element_a),
             "b": self._shared_view(b_base, b_shape, self.element_b),
         }
 
     def _mma(self) -> None:
-        """Warps of `wm` x `wn` accumulators as m16n8k16 fragments. Each K step's slices of
-        A and B sit in dynamic shared memory, rows padded by 16 bytes so that ldmatrix's
-        eight row reads fall in different banks: copied with cp.async `stages` steps ahead
-        where rows are whole 16-byte chunks, else staged through registers. ldmatrix loads
-        the fragments (transposed from k-major slices), NVVM's mma.sync multiplies them; C
-        goes through shared memory to the row epilogue."""
-        m_step, n_step, k_step = MMA_SHAPE
+        """Warps of `wm` x `wn` accumulators as mma.sync fragments. Each K step's slices of
+        A and B sit in padded dynamic shared memory: copied with cp.async `stages` steps
+        ahead where rows are whole 16-byte chunks, else staged through registers. f16/bf16
+        fragments come by ldmatrix (transposed from k-major slices) for m16n8k16 steps;
+        f32 ones, rounded to TF32, by scalar reads for m16n8k8 steps. C goes through shared
+        memory to the row epilogue."""
+        tf32 = str(self.element_a) == "f32"
+        m_step, n_step, k_step = TF32_SHAPE if tf32 else MMA_SHAPE
         self._dynamic_shared()
         c = index_constant
         warp, lane = arith.divui(self.thread, c(32)), arith.remui(self.thread, c(32))
-        warp_m0 = arith.muli(arith.divui(warp, c(self.warps_n)), c(self.wm))
-        warp_n0 = arith.muli(arith.remui(warp, c(self.warps_n)), c(self.wn))
-        # ldmatrix.x4: lanes 8i..8i+7 name the rows of 8x8 matrix i: A's are its (m, k)
-        # blocks (0, 0), (8, 0), (0, 8), (8, 8), B's its (k, n) blocks in the same order
-        # (two n8 fragments). A lane's row runs along k in a k-major slice, else along m/n.
-        eighth, matrix = arith.remui(lane, c(8)), arith.divui(lane, c(8))
-        low = arith.muli(arith.remui(matrix, c(2)), c(8))
-        high = arith.muli(arith.divui(matrix, c(2)), c(8))
-        layouts = self._mma_layouts()
-        offsets = {}
-        for name, (x_block, k_block) in {"a": (low, high), "b": (high, low)}.items():
-            k_major = layouts[name][1]
-            offsets[name] = (
-                (arith.addi(k_block, eighth), x_block)
-                if k_major
-                else (k_block, arith.addi(x_block, eighth))
-            )
-
-        def fragments(views, name, kk, x0):
-            k_offset, x_offset = offsets[name]
-            k = arith.addi(k_offset, c(kk))
-            x = arith.addi(x_offset, x0)
-            k_major = layouts[name][1]
-            fragment_type = ir.VectorType.get([4, 2], self.element_a)
-            indices = [k, x] if k_major else [x, k]
-            return nvgpu.LdMatrixOp(fragment_type, views[name], indices, k_major, 4).result
+        self.warp_m0 = arith.muli(arith.divui(warp, c(self.warps_n)), c(self.wm))
+        self.warp_n0 = arith.muli(arith.remui(warp, c(self.warps_n)), c(self.wn))
+        load = self._tf32_fragments(lane) if tf32 else self._half_fragments(lane)
+        element = "tf32" if tf32 else str(self.element_a)
 
         def multiply(views, accumulators):
-            pair_type = ir.VectorType.get([2, 2], self.element_b)
             for kk in range(0, self.bk, k_step):
-                a = [
-                    fragments(views, "a", kk, arith.addi(warp_m0, c(i * m_step)))
-                    for i in range(self.wm // m_step)
-                ]
-                b = []
-                for j in range(0, self.wn // n_step, 2):
-                    pair = fragments(views, "b", kk, arith.addi(warp_n0, c(j * n_step)))
-                    b += [
-                        vector.extract_strided_slice(pair_type, pair, [2 * h], [2], [1])
-                        for h in range(2)
-                    ]
+                a, b = load(views, kk)
                 for i, a_i in enumerate(a):
                     for j, b_j in enumerate(b):
                         index = i * len(b) + j
-                        accumulators[index] = _mma_sync(a_i, b_j, accumulators[index])
+                        accumulators[index] = _mma_sync(a_i, b_j, accumulators[index], element)
             return accumulators
 
         fill = self.prologue[-1].operands[0]
@@ -855,13 +849,88 @@ class MatmulKernel:
         tiles_n = self.wn // n_step
         for index, fragment in enumerate(results):
             i, j = divmod(index, tiles_n)
-            column = arith.addi(warp_n0, arith.addi(pair_column, c(j * n_step)))
+            column = arith.addi(self.warp_n0, arith.addi(pair_column, c(j * n_step)))
             for half in range(2):
-                row = arith.addi(warp_m0, arith.addi(group, c(i * m_step + 8 * half)))
+                row = arith.addi(self.warp_m0, arith.addi(group, c(i * m_step + 8 * half)))
                 values = vector.ExtractOp(fragment, [], [half]).result
                 shared_store(values, c_tile, [row, column])
         gpu.BarrierOp()
         self._epilogue_from_shared(c_tile)
+
+    def _half_fragments(self, lane: ir.Value):
+        """A loader of one k16 step's f16/bf16 registers: A's per m16 tile, B's per n8 tile.
+        ldmatrix.x4: lanes 8i..8i+7 name the rows of 8x8 matrix i: A's are its (m, k)
+        blocks (0, 0), (8, 0), (0, 8), (8, 8), B's its (k, n) blocks in the same order (two
+        n8 fragments). A lane's row runs along k in a k-major slice, else along m or n."""
+        c = index_constant
+        m_step, n_step, _ = MMA_SHAPE
+        eighth, matrix = arith.remui(lane, c(8)), arith.divui(lane, c(8))
+        low = arith.muli(arith.remui(matrix, c(2)), c(8))
+        high = arith.muli(arith.divui(matrix, c(2)), c(8))
+        layouts = self._mma_layouts()
+        offsets = {}
+        for name, (x_block, k_block) in {"a": (low, high), "b": (high, low)}.items():
+            k_major = layouts[name][1]
+            offsets[name] = (
+                (arith.addi(k_block, eighth), x_block)
+                if k_major
+                else (k_block, arith.addi(x_block, eighth))
+            )
+
+        def matrices(views, name, kk, x0):
+            k_offset, x_offset = offsets[name]
+            k, x = arith.addi(k_offset, c(kk)), arith.addi(x_offset, x0)
+            k_major = layouts[name][1]
+            fragment_type = ir.VectorType.get([4, 2], self.element_a)
+            indices = [k, x] if k_major else [x, k]
+            return nvgpu.LdMatrixOp(fragment_type, views[name], indices, k_major, 4).result
+
+        def load(views, kk):
+            pair_type = ir.VectorType.get([2, 2], self.element_b)
+            a = [
+                _registers(matrices(views, "a", kk, arith.addi(self.warp_m0, c(i * m_step))))
+                for i in range(self.wm // m_step)
+            ]
+            b = []
+            for j in range(0, self.wn // n_step, 2):
+                pair = matrices(views, "b", kk, arith.addi(self.warp_n0, c(j * n_step)))
+                b += [
+                    _registers(vector.extract_strided_slice(pair_type, pair, [2 * h], [2], [1]))
+                    for h in range(2)
+                ]
+            return a, b
+
+        return load
+
+    def _tf32_fragments(self, lane: ir.Value):
+        """A loader of one k8 step's TF32 registers: lane (g, t) = (lane / 4, lane % 4)
+        holds A at (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) of each m16 x k8 tile and
+        B at (t, g), (t + 4, g) of each k8 x n8 tile, read from shared memory one by one."""
+        c = index_constant
+        m_step, n_step, _ = TF32_SHAPE
+        g, t = arith.divui(lane, c(4)), arith.remui(lane, c(4))
+        layouts = self._mma_layouts()
+
+        def read(views, name, k, x):
+            indices = [k, x] if layouts[name][1] else [x, k]
+            return _tf32(memref.LoadOp(views[name], indices).result)
+
+        def load(views, kk):
+            a, b = [], []
+            for i in range(self.wm // m_step):
+                m = arith.addi(self.warp_m0, arith.addi(g, c(i * m_step)))
+                a.append(
+                    [
+                        read(views, "a", arith.addi(t, c(kk + dk)), arith.addi(m, c(dm)))
+                        for dk, dm in ((0, 0), (0, 8), (4, 0), (4, 8))
+                    ]
+                )
+            for j in range(self.wn // n_step):
+                n = arith.addi(self.warp_n0, arith.addi(g, c(j * n_step)))
+                b.append([read(views, "b", arith.addi(t, c(kk + dk)), n) for dk in (0, 4)])
+            return a, b
+
+        return load
 
     def _mma_staged(self, state: list, multiply) -> list:
         """The K loop with A and B staged through registers (rows not 16-byte chunks)."""
@@ -922,7 +991,7 @@ class MatmulKernel:
         """16-byte cp.async copies of the `extent` tile of `source` at `origin` (rows of
         `size`) into `view`, the same number a thread; a chunk outside copies nothing and
         leaves zeros."""
-        chunk = 8
+        chunk = self._chunk()
         per_row = extent[1] // chunk
         count = extent[0] * per_row
         tokens = []

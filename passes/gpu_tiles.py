@@ -4,7 +4,8 @@ facts: warp size, shared memory, SM count and matrix instructions.
 - `strategy = "gpu_matmul"`: a matmul (batched ones per batch) as a grid of `block_tile`
   (BM, BN, BK) tiles, each block's warps computing `warp_tile` (WM, WN) of it, the K loop
   fed through `stages` shared-memory buffers, on `mma` units: `wgmma` (sm_90a warpgroups,
-  TMA), `mma.sync` (sm_80 and later) or `simt` (FMAs, f32 and targets without a matrix
+  TMA), `mma.sync` (sm_80 and later; f32 operands as TF32 where the target opts in with
+  `+tf32`, e.g. `nvvm:sm_90a+tf32`) or `simt` (FMAs: f32, and targets without a matrix
   unit the lowering uses). `vector_size` is the elements of one 16-byte global access.
 - `strategy = "gpu_elementwise"`: one element vector (`vector_size`, 16 bytes) per thread,
   `block_threads` threads a block, the grid covering the kernel.
@@ -56,16 +57,21 @@ def matmul_config(desc: targets.TargetDesc, m: int, n: int, k: int, element: ir.
     """The tiles of an (M x K) @ (K x N) matmul of `element` operands."""
     half = str(element) in _HALF_TYPES
     units = _units(desc)
+    # f32 operands go to the tensor cores as TF32 only where the target says so (+tf32).
+    tf32 = str(element) == "f32" and "tf32" in units
     config = {"strategy": "gpu_matmul", "vector_size": vector_size(element)}
     if half and "wgmma" in units:
         block, warp, stage_bytes = [128, 128, 64], [64, 128], (128 * 64 + 64 * 128) * 2
         config.update(mma="wgmma", stages=min(4, desc.shared_memory_bytes // stage_bytes))
-    elif half and "mma.sync" in units:
+    elif (half or tf32) and "mma.sync" in units:
         block, warp = [128, 128, 32], [64, 64]
         if math.ceil(m / 128) * math.ceil(n / 128) < desc.sm_count:
             block, warp = [64, 64, 32], [32, 32]
-        stage_bytes = (block[0] * block[2] + block[2] * block[1]) * 2
-        config.update(mma="mma.sync", stages=min(3, _STATIC_SHARED // stage_bytes))
+        width = ir.FloatType(element).width // 8
+        stage_bytes = (block[0] * block[2] + block[2] * block[1]) * width
+        # The ring is in dynamic shared memory; two blocks of it fit an SM.
+        stages = min(3, desc.shared_memory_bytes // (2 * stage_bytes))
+        config.update(mma="mma.sync", stages=stages)
     else:
         block, warp, stage_bytes = [64, 64, 16], [32, 32], (64 * 16 + 16 * 64) * 4
         config.update(mma="simt", stages=min(2, _STATIC_SHARED // stage_bytes))

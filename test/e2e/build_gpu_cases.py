@@ -28,7 +28,8 @@ def build(names: list[str], chip: str, out: Path) -> None:
     for name in names:
         case = gpu_cases.CASES[name]
         start = time.perf_counter()
-        data = compiler.emit(compiler.load(case.text), "artifact", f"nvvm:{chip}")
+        target = f"nvvm:{chip}{case.options}"
+        data = compiler.emit(compiler.load(case.text), "artifact", target)
         (out / f"{name}.nvvm").write_bytes(data)
         print(f"{name:<32} {len(data) / 1024:8.1f} KiB  {time.perf_counter() - start:6.2f} s")
 

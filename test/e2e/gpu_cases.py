@@ -30,6 +30,7 @@ class Case:
     atol_scale: float = 1e-5
     positive: tuple[int, ...] = ()  # inputs drawn positive (variances)
     elements: tuple[str, ...] = ()  # numpy dtype names of the inputs (default float32)
+    options: str = ""  # target opt-ins, as in `nvvm:sm_90a+tf32`
 
     def inputs(self, seed: int = 0) -> list[np.ndarray]:
         rng = np.random.default_rng(seed)
@@ -149,14 +150,18 @@ def layer_norm(rows: int, cols: int) -> Case:
     return Case(f"layer_norm_{rows}x{cols}", text, (s, v, v), reference.layer_norm)
 
 
-def matmul(m: int, k: int, n: int) -> Case:
+def matmul(m: int, k: int, n: int, options: str = "") -> Case:
+    """f32; with `+tf32` on the tensor cores, operands rounded to 10 bits of mantissa
+    (about 2^-11 relative a product, as cuBLAS's TF32 mode)."""
     text = _function(
         [("a", (m, k)), ("b", (k, n))],
         [_binary("y", "matmul", "a", "b", (m, k), (k, n), (m, n))],
         "y",
         (m, n),
     )
-    return Case(f"matmul_{m}x{k}x{n}", text, ((m, k), (k, n)), lambda a, b: a @ b)
+    name = f"matmul_{m}x{k}x{n}{options.replace('+', '_')}"
+    tolerance = {"rtol": 5e-3, "atol_scale": 5e-3} if options else {}
+    return Case(name, text, ((m, k), (k, n)), lambda a, b: a @ b, options=options, **tolerance)
 
 
 def half_linear(m: int, k: int, n: int, element: str) -> Case:
@@ -319,6 +324,8 @@ CASES = {
         layer_norm(7, 768),
         matmul(1024, 1024, 1024),
         matmul(7, 1000, 127),
+        matmul(1024, 1024, 1024, "+tf32"),
+        matmul(7, 1000, 127, "+tf32"),  # rows not 16-byte chunks: staged in registers
         linear_gelu(128, 768, 3072),
         half_linear(1024, 768, 3072, "f16"),
         half_linear(512, 1024, 512, "bf16"),

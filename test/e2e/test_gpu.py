@@ -64,7 +64,8 @@ def artifacts(device, tmp_path_factory):
 
             case = gpu_cases.CASES[name]
             chip = _chip(device)
-            target.write_bytes(compiler.emit(compiler.load(case.text), "artifact", f"nvvm:{chip}"))
+            target_name = f"nvvm:{chip}{case.options}"
+            target.write_bytes(compiler.emit(compiler.load(case.text), "artifact", target_name))
         return target
 
     return path

@@ -1,4 +1,5 @@
 // RUN: strata-opt %s --target=nvvm:sm_80 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=SM80
+// RUN: strata-opt %s --target=nvvm:sm_80+tf32 --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: strata-opt %s --target=nvvm:sm_90a --graph-fuse --tile-configure --split-input-file | FileCheck %s --check-prefix=SM90A
 
 // GPU configurations come from the target's facts (matrix instructions, shared memory, SM
@@ -100,4 +101,19 @@ func.func @attention(%q: tensor<1x12x1024x64xf32>, %h: tensor<2x32x128x128xbf16>
   %0 = "graph.attention"(%q, %q, %q) {causal = true} : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32>
   %1 = "graph.attention"(%h, %h, %h) : (tensor<2x32x128x128xbf16>, tensor<2x32x128x128xbf16>, tensor<2x32x128x128xbf16>) -> tensor<2x32x128x128xbf16>
   return %0, %1 : tensor<1x12x1024x64xf32>, tensor<2x32x128x128xbf16>
+}
+
+// -----
+
+// f32 matmuls go to the tensor cores only where the target opts in to TF32 (`+tf32`): then
+// as half ones do on mma.sync, with f32 stages (32 KiB each: 2 in half of sm_80's 164 KiB).
+// SM80-LABEL: func.func private @tf32_kernel_0
+// SM80-SAME: mma = "simt"
+// SM90A-LABEL: func.func private @tf32_kernel_0
+// SM90A-SAME: mma = "simt"
+// TF32-LABEL: func.func private @tf32_kernel_0
+// TF32-SAME: tile.config = {block_tile = array<i64: 128, 128, 32>, mma = "mma.sync", stages = 2 : i64, strategy = "gpu_matmul", vector_size = 4 : i64, warp_tile = array<i64: 64, 64>}
+func.func @tf32(%a: tensor<4096x1024xf32>, %b: tensor<1024x4096xf32>) -> tensor<4096x4096xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<4096x1024xf32>, tensor<1024x4096xf32>) -> tensor<4096x4096xf32>
+  return %0 : tensor<4096x4096xf32>
 }

@@ -58,7 +58,8 @@ import gpu_cases  # noqa: E402
 def test_gpu_cases_compile_to_ptx(name, chip):
     """The models and kernels the GPU runs (test/e2e/test_gpu.py) compile with no per-model
     code for both chips, with no local-memory spills in the PTX."""
-    ptx = compiler.emit(compiler.load(gpu_cases.CASES[name].text), "ptx", f"nvvm:{chip}").decode()
+    case = gpu_cases.CASES[name]
+    ptx = compiler.emit(compiler.load(case.text), "ptx", f"nvvm:{chip}{case.options}").decode()
     assert f".target {chip}" in ptx and ".entry" in ptx
     assert ".local" not in ptx
 
