@@ -35,7 +35,9 @@ from .gpu_codegen import (
     Broadcasts,
     aligned_store,
     clone_body,
+    erase_linalg,
     guarded_load,
+    iterator_kinds,
     map_dims,
     shared_load,
     shared_store,
@@ -44,6 +46,7 @@ from .gpu_codegen import (
     when,
 )
 from .gpu_map_loops import VIEWS, index_constant
+from .ir_query import defining_op
 from .tile_lower import TransformFailure
 
 LANES = 4  # f32 accumulators and shared-memory reads: 16 bytes
@@ -69,25 +72,12 @@ _SOFTMAX_BODY = {
 }
 
 
-def _iterators(op: ir.Operation) -> list[str]:
-    return [
-        "reduction" if "reduction" in str(a) else "parallel"
-        for a in ir.ArrayAttr(op.attributes["iterator_types"])
-    ]
-
-
 def _body_ops(op: ir.Operation) -> list[ir.Operation]:
     return [view.operation for view in op.regions[0].blocks[0].operations]
 
 
-def _defining(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    op = getattr(owner, "operation", owner)
-    return op if isinstance(op, ir.Operation) else None
-
-
 def _constant(value: ir.Value):
-    op = _defining(value)
+    op = defining_op(value)
     if op is None or op.name != "arith.constant":
         return None
     attr = op.attributes["value"]
@@ -100,9 +90,9 @@ def _constant(value: ir.Value):
 
 def _index_dim(value: ir.Value) -> int | None:
     """d where `value` is `linalg.index d`, possibly through an index_cast."""
-    op = _defining(value)
+    op = defining_op(value)
     if op is not None and op.name == "arith.index_cast":
-        op = _defining(op.operands[0])
+        op = defining_op(op.operands[0])
     if op is None or op.name != "linalg.index":
         return None
     return ir.IntegerAttr(op.attributes["dim"]).value
@@ -137,24 +127,24 @@ def score_transform(generic: ir.Operation) -> tuple[float, int | None]:
     block = generic.regions[0].blocks[0]
     result = _body_ops(generic)[-1].operands[0]
     offset = None
-    select = _defining(result)
+    select = defining_op(result)
     if select is not None and select.name == "arith.select":
         condition, masked, result = select.operands
-        compare = _defining(condition)
+        compare = defining_op(condition)
         if _constant(masked) != -math.inf or compare is None or compare.name != "arith.cmpi":
             raise TransformFailure("a score mask other than a causal one")
         if ir.IntegerAttr(compare.attributes["predicate"]).value != 4:  # sgt
             raise TransformFailure("a score mask other than a causal one")
         key, bound = compare.operands
         offset = 0
-        add = _defining(bound)
+        add = defining_op(bound)
         if add is not None and add.name == "arith.addi":
             bound, offset = add.operands[0], _constant(add.operands[1])
         if _index_dim(key) != 3 or _index_dim(bound) != 2 or offset is None:
             raise TransformFailure("a score mask other than a causal one")
     if result == block.arguments[0]:
         return 1.0, offset
-    multiply = _defining(result)
+    multiply = defining_op(result)
     if (
         multiply is None
         or multiply.name != "arith.mulf"
@@ -199,8 +189,8 @@ class AttentionKernel:
     # -- analysis --------------------------------------------------------------------------
 
     def _analyze(self) -> None:
-        contractions = [op for op in self.generics if "reduction" in _iterators(op)]
-        contractions = [op for op in contractions if len(_iterators(op)) == 5]
+        contractions = [op for op in self.generics if "reduction" in iterator_kinds(op)]
+        contractions = [op for op in contractions if len(iterator_kinds(op)) == 5]
         if len(contractions) != 2:
             raise TransformFailure("not two contractions (scores and values)")
         scores_op, values_op = contractions
@@ -261,12 +251,7 @@ class AttentionKernel:
         with ir.InsertionPoint(body):
             self._block(body.arguments)
             gpu.TerminatorOp()
-        allocations = [op for op in self.ops if op.name == "memref.alloc"]
-        for op in self.generics:
-            op.erase()
-        for op in allocations:
-            if not list(op.result.uses):
-                op.erase()
+        erase_linalg(self.ops)
 
     def _block(self, ids) -> None:
         self.thread = ids[3]
@@ -475,7 +460,7 @@ class AttentionKernel:
                     when(self.row_inside[r], store)
 
     def _epilogue_op(self, op, r: int, indices: list, values: dict, written: list) -> None:
-        if "reduction" in _iterators(op):
+        if "reduction" in iterator_kinds(op):
             raise TransformFailure("a reduction in attention's epilogue")
         dims = map_dims(op)
         n_inputs = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]

@@ -1,6 +1,7 @@
 """IR building shared by the GPU kernel generators (`gpu_row_kernels`, `gpu_matmul_kernels`,
 `gpu_attention_kernels`): linalg bodies cloned onto vectors, scalars broadcast once, code
-behind a condition, vector accesses to global and shared memory."""
+behind a condition, vector accesses to global and shared memory, warp shuffles, and the
+linalg ops a launch replaces erased."""
 
 from __future__ import annotations
 
@@ -20,6 +21,26 @@ def splat(value: float, vector_type: ir.VectorType) -> ir.Value:
 
 def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
     return {name: op.attributes[name] for name in op.attributes}
+
+
+def iterator_kinds(generic: ir.Operation) -> list[str]:
+    """A linalg.generic's iterator types: "parallel" or "reduction" per dim."""
+    return [
+        "reduction" if "reduction" in str(a) else "parallel"
+        for a in ir.ArrayAttr(generic.attributes["iterator_types"])
+    ]
+
+
+def erase_linalg(ops: list[ir.Operation]) -> None:
+    """Erases a kernel body's linalg ops once a launch replaces them, then the allocations
+    nothing uses any more (the buffers between them)."""
+    allocations = [op for op in ops if op.name == "memref.alloc"]
+    for op in ops:
+        if op.name == "linalg.generic":
+            op.erase()
+    for op in allocations:
+        if not list(op.result.uses):
+            op.erase()
 
 
 def map_dims(generic: ir.Operation) -> list[list]:

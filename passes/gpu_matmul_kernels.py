@@ -39,7 +39,9 @@ from .gpu_codegen import (
     Broadcasts,
     aligned_store,
     clone_body,
+    erase_linalg,
     guarded_load,
+    iterator_kinds,
     map_dims,
     shared_load,
     shared_store,
@@ -64,13 +66,6 @@ _HALF = ("f16", "bf16")
 
 def _space() -> ir.Attribute:
     return ir.Attribute.parse("#gpu.address_space<workgroup>")
-
-
-def _iterators(op: ir.Operation) -> list[str]:
-    return [
-        "reduction" if "reduction" in str(a) else "parallel"
-        for a in ir.ArrayAttr(op.attributes["iterator_types"])
-    ]
 
 
 def _less(index: ir.Value, bound: int) -> ir.Value:
@@ -142,7 +137,7 @@ class MatmulKernel:
             if op.name not in allowed:
                 raise TransformFailure(f"'{op.name}' in a matmul kernel")
         generics = [op for op in self.ops if op.name == "linalg.generic"]
-        contractions = [op for op in generics if "reduction" in _iterators(op)]
+        contractions = [op for op in generics if "reduction" in iterator_kinds(op)]
         if len(contractions) != 1:
             raise TransformFailure(f"{len(contractions)} contractions in a matmul kernel")
         self.contraction = contractions[0]
@@ -181,7 +176,7 @@ class MatmulKernel:
 
     def _analyze(self) -> None:
         op = self.contraction
-        iterators = _iterators(op)
+        iterators = iterator_kinds(op)
         if iterators.count("reduction") != 1:
             raise TransformFailure("a contraction over several dims")
         a_dims, b_dims, c_dims = map_dims(op)
@@ -300,12 +295,7 @@ class MatmulKernel:
             else:
                 self._simt()
             gpu.TerminatorOp()
-        allocations = [op for op in self.ops if op.name == "memref.alloc"]
-        for op in self.prologue + [self.contraction] + self.epilogue:
-            op.erase()
-        for op in allocations:
-            if not list(op.result.uses):
-                op.erase()
+        erase_linalg(self.ops)
 
     # -- simt ------------------------------------------------------------------------------
 
@@ -546,7 +536,7 @@ class MatmulKernel:
                     self._store_tile_row(values[buffer], buffer, i)
 
     def _epilogue_op(self, op: ir.Operation, i: int, values: dict, written: list) -> None:
-        if "reduction" in _iterators(op):
+        if "reduction" in iterator_kinds(op):
             raise TransformFailure("a reduction in a matmul's epilogue")
         dims = map_dims(op)
         rank = len(self.batch) + 2

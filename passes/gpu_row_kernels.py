@@ -26,6 +26,7 @@ from .gpu_codegen import (
     aligned_store,
     attributes_of,
     clone_body,
+    erase_linalg,
     guarded_load,
     map_dims,
     shuffle_xor,
@@ -155,12 +156,7 @@ class RowKernel:
                 else:
                     self._elementwise(op)
             self._store_results()
-        allocations = [op for op in self.ops if op.name == "memref.alloc"]
-        for op in self.generics:
-            op.erase()
-        for op in allocations:
-            if not list(op.result.uses):
-                op.erase()
+        erase_linalg(self.ops)
 
     def _workgroup_buffer(self) -> ir.Value:
         warps = self.threads // WARP
