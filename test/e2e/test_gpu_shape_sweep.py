@@ -49,6 +49,25 @@ def test_linear(m, k, n, element, chip, left_as_loops):
 
 
 @pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize(
+    "m, k, n", [(1, 768, 768), (7, 1000, 127), (128, 768, 3072), (512, 3072, 768), (129, 64, 8)]
+)
+def test_tf32_linear(m, k, n, chip, left_as_loops):
+    """With `+tf32`, f32 linears take m16n8k8 mma.sync steps (cp.async where rows are whole
+    16-byte chunks)."""
+    x, w, b, y = _t((m, k)), _t((k, n)), _t((n,)), _t((m, n))
+    text = (
+        f"func.func @main(%x: {x}, %w: {w}, %b: {b}) -> {y} {{\n"
+        f'  %0 = "graph.matmul"(%x, %w) : ({x}, {w}) -> {y}\n'
+        f'  %1 = "graph.add"(%0, %b) : ({y}, {b}) -> {y}\n'
+        f"  return %1 : {y}\n}}\n"
+    )
+    ptx = _ptx(text, f"{chip}+tf32")
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx
+    assert ("cp.async.cg.shared.global" in ptx) == (k % 4 == 0 and n % 4 == 0)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
 @pytest.mark.parametrize("element", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("b, m, k, n", [(12, 128, 64, 128), (2, 7, 33, 5)])
 def test_batched_matmul(b, m, k, n, element, chip, left_as_loops):
