@@ -420,6 +420,19 @@ def test_attention(causal, rng):
     check(scaled, attention_ref(q.astype(np.float64), k, v, False, 0.5), rtol=1e-5, atol=1e-6)
 
 
+def test_attention_in_half_precision_sums_in_f32(rng):
+    """f16 attention over 1000 keys: scores, softmax and the weighted sum in f32, rounded
+    once (summed in f16, the 1000 weights of ~1e-3 would lose about 3 bits)."""
+    q = rand(rng, 1, 2, 16, 64, low=-1, high=1).astype(np.float16)
+    k = rand(rng, 1, 2, 1000, 64, low=-1, high=1).astype(np.float16)
+    v = rand(rng, 1, 2, 1000, 64, low=-1, high=1).astype(np.float16)
+    expected = attention_ref(q.astype(np.float64), k, v, True, 1 / 8)
+    actual = run_op("attention", [q, k, v], tensor_type(expected.shape, "f16"), "causal = true")
+    assert actual.dtype == np.float16
+    # Half an f16 ulp of the result, plus the inputs' own rounding carried through.
+    check(actual.astype(np.float64), expected, rtol=1e-3, atol=1e-3 * np.abs(expected).max())
+
+
 def test_round_halves_to_even():
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49], np.float32)
     check(run_op("round", [x], tensor_type([7])), np.round(x))
