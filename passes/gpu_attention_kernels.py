@@ -6,15 +6,18 @@ of V (a second contraction); half-precision inputs are read through `arith.extf`
 in f32, the result rounded by an epilogue. As linalg, the [B, H, S, KV] scores live in
 memory. This module writes the kernel as one flash-style launch that never stores them:
 
-- a block owns `BM` query rows of one (batch, head); `threads_per_row` adjacent threads own
-  a row, each holding an interleaved share of its q (pre-scaled) and of its f32 output
-  accumulators in registers (thread t of a row has the 4-element chunks t, t + tpr, ...);
+- a block owns `BM` query rows of one (batch, head) (`block_tile[0]`); each thread holds
+  `register_tile[0]` rows a block's stride apart, and `tpr` adjacent threads share each
+  row: a thread keeps an interleaved share of the row's q (pre-scaled) and of its f32
+  output accumulators in registers (thread t of a row has the 4-element chunks t, t + tpr,
+  ...); every K or V chunk read from shared memory serves all of the thread's rows;
 - the keys go by in tiles of `BN` rows of K and V, staged in shared memory as f32 through
   16-byte global loads; a causal block stops at the last key its rows see, and the grid
   starts with the blocks of the last rows (the longest);
 - a tile's scores are dot products with K's rows from shared memory (a warp's rows read the
-  same key: one broadcast), folded into an online softmax `CHUNK` keys at a time: the running
-  maximum rescales the sum and the accumulators by exp(m_old - m_new), as FlashAttention does;
+  same key: one broadcast), folded into an online softmax 8 to 16 keys at a time (fewer as
+  a thread holds more rows): the running maximum rescales the sum and the accumulators by
+  exp(m_old - m_new), as FlashAttention does;
 - at the end each row is divided by its sum, goes through the epilogue's linalg bodies (the
   rounding to f16/bf16, a residual) and is stored once.
 
@@ -50,7 +53,7 @@ from .ir_query import defining_op
 from .tile_lower import TransformFailure
 
 LANES = 4  # f32 accumulators and shared-memory reads: 16 bytes
-CHUNK = 16  # keys between two rescalings of the accumulators
+CHUNK = 16  # keys between two rescalings of one row's accumulators (8 at least per thread)
 _ACCESS_BYTES = 16
 # Exponentials of x - max <= 0: no overflow, and results under 2^-126 may flush (softmax's).
 _EXP_FLAGS = "#arith.fastmath<ninf,afn>"
