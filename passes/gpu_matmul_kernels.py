@@ -783,8 +783,12 @@ class MatmulKernel:
     def _mma_stage_bytes(self) -> int:
         return sum(math.prod(shape) * self._bytes() for shape, _ in self._mma_layouts().values())
 
+    def _ring_slots(self) -> int:
+        """The cp.async ring's slots: `stages`, and at least 2 (one being read, one filled)."""
+        return max(2, self.stages)
+
     def _mma_sync_shared_bytes(self) -> int:
-        stages = self.stages if self._copies_async() else 1
+        stages = self._ring_slots() if self._copies_async() else 1
         staged = stages * self._mma_stage_bytes()
         return max(staged, self.bm * self.bn * 4)  # C's f32 tile reuses the staging space
 
@@ -943,7 +947,7 @@ class MatmulKernel:
         ahead: every step commits one group of copies (steps past K copy nothing and
         zero-fill), so waiting for all but the newest `stages - 2` groups means this step's
         slice has landed."""
-        stages = max(2, self.stages)
+        stages = self._ring_slots()
         steps = math.ceil(self.k / self.bk)
         group = None
         for step in range(stages - 1):

@@ -261,6 +261,41 @@ func.func private @half(%x: memref<256x512xf16>, %w: memref<512x384xf16>, %y: me
 
 // -----
 
+// mma.sync: 4 warps of 32x32 accumulators (a 64x64 block tile), A and B slices copied by
+// cp.async into a ring in dynamic shared memory. A hand-written config of one stage still
+// gets two ring slots (one read while the next is filled): 2 x (64 x 40 + 32 x 72) halves,
+// under the 64x64 f32 C tile that reuses the ring (16 KiB).
+// CHECK-LABEL: func.func private @mma
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}}) dynamic_shared_memory_size %c19456_i32
+// CHECK: nvgpu.device_async_copy {{.*}} {bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait {{.*}} {numGroups = 0 : i32}
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: nvvm.mma.sync
+// CHECK: vector.store {{.*}} : memref<100x192xf32>, vector<4xf32>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func private @mma(%x: memref<100x64xbf16>, %w: memref<64x192xbf16>, %y: memref<100x192xf32>)
+    attributes {tile.kernel = "contraction", tile.config = {strategy = "gpu_matmul", mma = "mma.sync", block_tile = array<i64: 64, 64, 32>, warp_tile = array<i64: 32, 32>, stages = 1 : i64, vector_size = 8 : i64}} {
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<100x192xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<100x64xbf16>, memref<64x192xbf16>) outs(%y : memref<100x192xf32>) {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Kernels of other strategies are not touched here; a kernel without a configuration neither.
 // CHECK-LABEL: func.func private @rows
 // CHECK: linalg.generic
