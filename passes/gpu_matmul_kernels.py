@@ -317,7 +317,13 @@ class MatmulKernel:
         self.row_base = arith.addi(self.m0, arith.muli(self.ty, index_constant(THREAD_TILE)))
         self.row_step = 1
         self.col0 = arith.addi(self.n0, arith.muli(self.tx, index_constant(THREAD_TILE)))
-        accumulators = self._main_loop(self._initial())
+
+        def multiply(values):
+            for kk in range(min(self.bk, self.k)):
+                values = self._multiply(kk, values)
+            return values
+
+        accumulators = self._staged_loop(self._initial(), multiply)
         self._epilogue(lambda i: accumulators[i], THREAD_TILE)
 
     def _tile_vector(self) -> ir.VectorType:
@@ -330,17 +336,18 @@ class MatmulKernel:
             return [vector.BroadcastOp(self._tile_vector(), value).result] * THREAD_TILE
         return [self._load_tile_row(self.c, "full", i) for i in range(THREAD_TILE)]
 
-    def _main_loop(self, accumulators: list[ir.Value]) -> list[ir.Value]:
+    def _staged_loop(self, state: list[ir.Value], multiply) -> list[ir.Value]:
+        """The K loop with each step's A and B slices staged through registers into
+        `a_shared` and `b_shared`; `multiply(values)` folds a staged step into the loop
+        state."""
         steps = math.ceil(self.k / self.bk)
-        loop = scf.ForOp(index_constant(0), index_constant(steps), index_constant(1), accumulators)
+        loop = scf.ForOp(index_constant(0), index_constant(steps), index_constant(1), state)
         with ir.InsertionPoint(loop.body):
             k0 = arith.muli(loop.induction_variable, index_constant(self.bk))
             self._stage_a(k0)
             self._stage_b(k0)
             gpu.BarrierOp()
-            values = list(loop.inner_iter_args)
-            for kk in range(min(self.bk, self.k)):
-                values = self._multiply(kk, values)
+            values = multiply(list(loop.inner_iter_args))
             gpu.BarrierOp()
             scf.YieldOp(values)
         return list(loop.results)
@@ -835,7 +842,9 @@ class MatmulKernel:
         if self._copies_async():
             results = self._mma_pipelined(state, multiply)
         else:
-            results = self._mma_staged(state, multiply)
+            views = self._mma_views(index_constant(0))
+            self.a_shared, self.b_shared = views["a"], views["b"]
+            results = self._staged_loop(state, lambda values: multiply(views, values))
         c_tile = self._shared_view(c(0), [self.bm, self.bn], ir.F32Type.get())
         # Fragment rows: lane / 4 and 8 below it; columns 2 (lane % 4) and the next.
         group = arith.divui(lane, c(4))
@@ -925,22 +934,6 @@ class MatmulKernel:
             return a, b
 
         return load
-
-    def _mma_staged(self, state: list, multiply) -> list:
-        """The K loop with A and B staged through registers (rows not 16-byte chunks)."""
-        views = self._mma_views(index_constant(0))
-        self.a_shared, self.b_shared = views["a"], views["b"]
-        steps = math.ceil(self.k / self.bk)
-        loop = scf.ForOp(index_constant(0), index_constant(steps), index_constant(1), state)
-        with ir.InsertionPoint(loop.body):
-            k0 = arith.muli(loop.induction_variable, index_constant(self.bk))
-            self._stage_a(k0)
-            self._stage_b(k0)
-            gpu.BarrierOp()
-            accumulators = multiply(views, list(loop.inner_iter_args))
-            gpu.BarrierOp()
-            scf.YieldOp(accumulators)
-        return list(loop.results)
 
     def _mma_pipelined(self, state: list, multiply) -> list:
         """The K loop over a ring of `stages` slices that cp.async fills `stages - 1` steps
