@@ -48,6 +48,20 @@ from .gpu_codegen import (
     when,
 )
 from .gpu_map_loops import VIEWS, index_constant
+from .gpu_mma import (
+    ACCESS_BYTES,
+    MMA_SHAPE,
+    TF32_SHAPE,
+    LdMatrix,
+    b_pair,
+    copy_tile_async,
+    dynamic_shared,
+    less,
+    mma_sync,
+    registers,
+    shared_view,
+    tf32,
+)
 from .tile_lower import TransformFailure
 
 THREAD_TILE = 4  # simt: 4 x 4 accumulators a thread; every path: 4-column (16-byte) accesses
@@ -56,20 +70,13 @@ WARPGROUP = 128
 WGMMA_TILE = (128, 128, 64)
 TMA_BOX = 64  # elements of a 128-byte swizzled row: B's 128 columns are two boxes
 TENSORMAP_BYTES = 128
-MMA_SHAPE = (16, 8, 16)  # mma.sync's m16n8k16 (f16/bf16 in, f32 accumulators)
-TF32_SHAPE = (16, 8, 8)  # and m16n8k8 for f32 operands rounded to TF32
 MMA_FALLBACK_TILE = ([128, 128, 32], [64, 64])  # kernels wgmma does not take
-ACCESS_BYTES = 16  # a cp.async copy, and the padding of a staged half-precision row
 TENSORMAP_ATTR = "strata.tensormap"
 _HALF = ("f16", "bf16")
 
 
 def _space() -> ir.Attribute:
     return ir.Attribute.parse("#gpu.address_space<workgroup>")
-
-
-def _less(index: ir.Value, bound: int) -> ir.Value:
-    return arith.cmpi(arith.CmpIPredicate.ult, index, index_constant(bound))
 
 
 def _is_zero(value: ir.Value) -> bool:
@@ -83,45 +90,6 @@ def _is_zero(value: ir.Value) -> bool:
 
 def _i64(value: int) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
-
-
-def _registers(fragment: ir.Value) -> list[ir.Value]:
-    """A fragment's 32-bit registers, a row of two halves each, as NVVM's mma.sync takes
-    them: vector<2xf16> for f16, i32 for bf16."""
-    fragment_type = ir.VectorType(fragment.type)
-    rows = [vector.ExtractOp(fragment, [], [r]).result for r in range(fragment_type.shape[0])]
-    if str(fragment_type.element_type) == "f16":
-        return rows
-    i32 = ir.IntegerType.get_signless(32)
-    as_i32 = ir.VectorType.get([1], i32)
-    return [vector.ExtractOp(vector.BitCastOp(as_i32, r).result, [], [0]).result for r in rows]
-
-
-def _tf32(value: ir.Value) -> ir.Value:
-    """An f32 rounded to TF32 (to nearest, ties away), as mma.sync takes it: an i32."""
-    i32 = ir.IntegerType.get_signless(32)
-    return llvm.inline_asm(i32, [value], "cvt.rna.tf32.f32 $0, $1;", "=r,f")
-
-
-def _mma_sync(a: list, b: list, c: ir.Value, element: str) -> ir.Value:
-    """C + A B for one mma.sync step: A's 4 and B's 2 registers (`_registers` of f16/bf16
-    fragments, m16n8k16; `_tf32` values, m16n8k8), C a vector<2x2xf32>."""
-    f32 = ir.F32Type.get()
-    m, n, k = TF32_SHAPE if element == "tf32" else MMA_SHAPE
-    accumulators = [vector.ExtractOp(c, [], [r, col]).result for r in range(2) for col in range(2)]
-    result = nvvm.MmaOp(
-        ir.Type.parse("!llvm.struct<(f32, f32, f32, f32)>"),
-        ir.Attribute.parse(f"#nvvm.shape<m = {m}, n = {n}, k = {k}>"),
-        ir.Attribute.parse("#nvvm.mma_layout<row>"),
-        ir.Attribute.parse("#nvvm.mma_layout<col>"),
-        a,
-        b,
-        accumulators,
-        multiplicandAPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{element}>"),
-        multiplicandBPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{element}>"),
-    ).result
-    values = [llvm.extractvalue(f32, result, [i]) for i in range(4)]
-    return vector.FromElementsOp(ir.VectorType.get([2, 2], f32), values).result
 
 
 class MatmulKernel:
@@ -355,7 +323,7 @@ class MatmulKernel:
     @staticmethod
     def _below(index: ir.Value, bound: int, extent: int) -> ir.Value | None:
         """`index < bound`, or None where tiles of `extent` cover `bound` exactly."""
-        return None if bound % extent == 0 else _less(index, bound)
+        return None if bound % extent == 0 else less(index, bound)
 
     @staticmethod
     def _and(*conditions):
@@ -395,11 +363,11 @@ class MatmulKernel:
             inside = self._and(
                 self._below(row, rows, row_extent),
                 self._below(col, cols, col_extent),
-                _less(linear, count) if partial_step else None,
+                less(linear, count) if partial_step else None,
             )
             indices = [self.batch_index[p] for p in batch_positions] + [row, col]
             value = guarded_load(vector_type, source, indices, inside)
-            store_guard = _less(linear, count) if partial_step else None
+            store_guard = less(linear, count) if partial_step else None
             self._store_shared(value, shared, r, c, transpose, store_guard)
 
     @staticmethod
@@ -499,7 +467,7 @@ class MatmulKernel:
         elements = []
         for j in range(THREAD_TILE):
             column = arith.addi(self.col0, index_constant(j))
-            inside = self._and(row_inside, _less(column, self.n))
+            inside = self._and(row_inside, less(column, self.n))
             indices = self._tile_indices(buffer, kind, i, column)
             branch = scf.IfOp(inside, [element], has_else=True)
             with ir.InsertionPoint(branch.then_block):
@@ -517,7 +485,7 @@ class MatmulKernel:
             for j in range(THREAD_TILE):
                 column = arith.addi(self.col0, index_constant(j))
                 value = vector.ExtractOp(chunk, [], [j]).result
-                pieces.append((value, column, _less(column, self.n)))
+                pieces.append((value, column, less(column, self.n)))
         for value, column, column_inside in pieces:
             inside = self._and(self._row_inside(i), column_inside)
             indices = self._tile_indices(buffer, "full", i, column)
@@ -617,27 +585,10 @@ class MatmulKernel:
         return builtin.UnrealizedConversionCastOp([descriptor_type], [pointer]).result
 
     def _dynamic_shared(self) -> None:
-        workgroup = ir.MemRefType.get(
-            [ir.ShapedType.get_dynamic_size()],
-            ir.IntegerType.get_signless(8),
-            memory_space=_space(),
-        )
-        raw = gpu.DynamicSharedMemoryOp(workgroup).result
-        # Integer address space 3: the vector lowering knows no GPU address spaces.
-        self.dynamic = memref.MemorySpaceCastOp(
-            ir.MemRefType.get(
-                [ir.ShapedType.get_dynamic_size()],
-                ir.IntegerType.get_signless(8),
-                memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 3),
-            ),
-            raw,
-        ).result
+        self.dynamic = dynamic_shared()
 
     def _shared_view(self, byte_offset: ir.Value, shape: list[int], element) -> ir.Value:
-        view_type = ir.MemRefType.get(
-            shape, element, memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 3)
-        )
-        return memref.ViewOp(view_type, self.dynamic, byte_offset, []).result
+        return shared_view(self.dynamic, byte_offset, shape, element)
 
     def _wgmma(self) -> None:
         element = self.element_a
@@ -707,7 +658,7 @@ class MatmulKernel:
             nvvm.WgmmaWaitGroupSyncOp(0)
             gpu.BarrierOp()
             following = arith.addi(step, index_constant(stages))
-            refill = arith.andi(first, _less(following, k_steps))
+            refill = arith.andi(first, less(following, k_steps))
             branch = scf.IfOp(refill)
             with ir.InsertionPoint(branch.then_block):
                 self._tma_load(barriers, descriptor_a, descriptor_b, slot, following)
@@ -832,7 +783,7 @@ class MatmulKernel:
                 for i, a_i in enumerate(a):
                     for j, b_j in enumerate(b):
                         index = i * len(b) + j
-                        accumulators[index] = _mma_sync(a_i, b_j, accumulators[index], element)
+                        accumulators[index] = mma_sync(a_i, b_j, accumulators[index], element)
             return accumulators
 
         fill = self.prologue[-1].operands[0]
@@ -861,46 +812,23 @@ class MatmulKernel:
         self._epilogue_from_shared(c_tile)
 
     def _half_fragments(self, lane: ir.Value):
-        """A loader of one k16 step's f16/bf16 registers: A's per m16 tile, B's per n8 tile.
-        ldmatrix.x4: lanes 8i..8i+7 name the rows of 8x8 matrix i: A's are its (m, k)
-        blocks (0, 0), (8, 0), (0, 8), (8, 8), B's its (k, n) blocks in the same order (two
-        n8 fragments). A lane's row runs along k in a k-major slice, else along m or n."""
+        """A loader of one k16 step's f16/bf16 registers: A's per m16 tile, B's per n8 tile,
+        by ldmatrix.x4 (transposed from k-major slices)."""
         c = index_constant
         m_step, n_step, _ = MMA_SHAPE
-        eighth, matrix = arith.remui(lane, c(8)), arith.divui(lane, c(8))
-        low = arith.muli(arith.remui(matrix, c(2)), c(8))
-        high = arith.muli(arith.divui(matrix, c(2)), c(8))
         layouts = self._mma_layouts()
-        offsets = {}
-        for name, (x_block, k_block) in {"a": (low, high), "b": (high, low)}.items():
-            k_major = layouts[name][1]
-            offsets[name] = (
-                (arith.addi(k_block, eighth), x_block)
-                if k_major
-                else (k_block, arith.addi(x_block, eighth))
-            )
-
-        def matrices(views, name, kk, x0):
-            k_offset, x_offset = offsets[name]
-            k, x = arith.addi(k_offset, c(kk)), arith.addi(x_offset, x0)
-            k_major = layouts[name][1]
-            fragment_type = ir.VectorType.get([4, 2], self.element_a)
-            indices = [k, x] if k_major else [x, k]
-            return nvgpu.LdMatrixOp(fragment_type, views[name], indices, k_major, 4).result
+        matrices = LdMatrix(lane, {name: (name, layouts[name][1]) for name in ("a", "b")})
 
         def load(views, kk):
-            pair_type = ir.VectorType.get([2, 2], self.element_b)
             a = [
-                _registers(matrices(views, "a", kk, arith.addi(self.warp_m0, c(i * m_step))))
+                registers(matrices(views["a"], "a", c(kk), arith.addi(self.warp_m0, c(i * m_step))))
                 for i in range(self.wm // m_step)
             ]
             b = []
             for j in range(0, self.wn // n_step, 2):
-                pair = matrices(views, "b", kk, arith.addi(self.warp_n0, c(j * n_step)))
-                b += [
-                    _registers(vector.extract_strided_slice(pair_type, pair, [2 * h], [2], [1]))
-                    for h in range(2)
-                ]
+                b += b_pair(
+                    matrices(views["b"], "b", c(kk), arith.addi(self.warp_n0, c(j * n_step)))
+                )
             return a, b
 
         return load
@@ -916,7 +844,7 @@ class MatmulKernel:
 
         def read(views, name, k, x):
             indices = [k, x] if layouts[name][1] else [x, k]
-            return _tf32(memref.LoadOp(views[name], indices).result)
+            return tf32(memref.LoadOp(views[name], indices).result)
 
         def load(views, kk):
             a, b = [], []
@@ -975,35 +903,10 @@ class MatmulKernel:
         return nvgpu.DeviceAsyncCreateGroupOp(tokens).result
 
     def _copy_tile(self, source, batch_positions, view, size, origin, extent) -> list:
-        """16-byte cp.async copies of the `extent` tile of `source` at `origin` (rows of
-        `size`) into `view`, the same number a thread; a chunk outside copies nothing and
-        leaves zeros."""
-        chunk = self._chunk()
-        per_row = extent[1] // chunk
-        count = extent[0] * per_row
-        tokens = []
-        for index in range(0, count, self.threads):
-            linear = arith.addi(self.thread, index_constant(index))
-            r = arith.divui(linear, index_constant(per_row))
-            col = arith.muli(arith.remui(linear, index_constant(per_row)), index_constant(chunk))
-            row, column = arith.addi(origin[0], r), arith.addi(origin[1], col)
-            inside = arith.andi(_less(row, size[0]), _less(column, size[1]))
-            zero = index_constant(0)
-            row = arith.select(inside, row, zero)
-            column = arith.select(inside, column, zero)
-            elements = arith.select(inside, index_constant(chunk), zero)
-            indices = [self.batch_index[p] for p in batch_positions] + [row, column]
-            token = nvgpu.DeviceAsyncCopyOp(
-                view,
-                [r, col],
-                source,
-                indices,
-                ir.IntegerAttr.get(ir.IndexType.get(), chunk),
-                srcElements=elements,
-                bypassL1=ir.UnitAttr.get(),
-            ).result
-            tokens.append(token)
-        return tokens
+        prefix = [self.batch_index[p] for p in batch_positions]
+        return copy_tile_async(
+            view, source, prefix, size, origin, extent, self.thread, self.threads, self._chunk()
+        )
 
     def _stage_views(self, slot: ir.Value, element) -> tuple[ir.Value, ir.Value]:
         base = arith.muli(slot, index_constant(self._stage_bytes()))
