@@ -261,6 +261,8 @@ BENCHES = {
         _attention(1, 12, 1024, 64),
         _attention(4, 16, 2048, 64),
         _attention(1, 12, 1024, 64, "f16"),
+        _attention(4, 16, 2048, 64, "f16"),
+        _attention(1, 32, 2048, 128, "bf16"),
         _transformer_block(1, 512, 768, 12, 3072),
     ]
 }

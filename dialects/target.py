@@ -19,6 +19,8 @@ from pathlib import Path
 
 from mlir import ir
 
+from ..diagnostics import CompileError, Diagnostic, source_pos
+
 ATTR_NAME = "target.desc"
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -247,7 +249,12 @@ def attach(module: ir.Module | ir.Operation, target: TargetDesc) -> None:
 
 
 def of(module: ir.Module | ir.Operation) -> TargetDesc | None:
+    """The module's target description, None without one; a malformed one is a
+    `CompileError` at the module."""
     op = getattr(module, "operation", module)
     if ATTR_NAME not in op.attributes:
         return None
-    return TargetDesc.from_attr(op.attributes[ATTR_NAME])
+    try:
+        return TargetDesc.from_attr(op.attributes[ATTR_NAME])
+    except ValueError as error:
+        raise CompileError([Diagnostic("error", str(error), source_pos(op.location))]) from None

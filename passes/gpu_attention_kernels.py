@@ -171,6 +171,10 @@ class AttentionKernel:
                 raise TransformFailure(f"'{op.name}' in an attention kernel")
         self.generics = [op for op in self.ops if op.name == "linalg.generic"]
         self._analyze()
+        self._configure(config)
+        self._broadcast = Broadcasts()
+
+    def _configure(self, config: dict) -> None:
         self.bm, self.bn = config.get("block_tile", [64, 64])
         self.threads = config.get("block_threads", self.bm)
         self.rows = (config.get("register_tile") or [1])[0]  # rows a thread
@@ -187,7 +191,6 @@ class AttentionKernel:
         self.chunk = min(self.bn, max(CHUNK // self.rows, 8))
         if self.bn % self.chunk:
             raise TransformFailure(f"key tiles of {self.bn} are not whole {self.chunk}-key steps")
-        self._broadcast = Broadcasts()
 
     # -- analysis --------------------------------------------------------------------------
 
@@ -451,18 +454,21 @@ class AttentionKernel:
 
     def _store(self, r: int, chunks: list) -> None:
         """The epilogue on this thread's chunks of its row r, each result stored once."""
-        arguments = list(self.body.arguments)
         for chunk, column in zip(chunks, self.v_columns, strict=True):
-            indices = [*self.batch_index, self.row_ids[r], column]
-            values, written = {self.out: chunk}, [self.out]
-            for op in self.epilogue:
-                self._epilogue_op(op, r, indices, values, written)
-            for buffer in written:
-                if buffer in arguments:  # temporaries lived in registers
-                    store = functools.partial(aligned_store, values[buffer], buffer, indices)
-                    when(self.row_inside[r], store)
+            self._store_chunk(chunk, self.row_ids[r], column, self.row_inside[r])
 
-    def _epilogue_op(self, op, r: int, indices: list, values: dict, written: list) -> None:
+    def _store_chunk(self, chunk, row: ir.Value, column: ir.Value, inside) -> None:
+        """The epilogue on LANES output elements at (row, column), stored where `inside`."""
+        arguments = list(self.body.arguments)
+        indices = [*self.batch_index, row, column]
+        values, written = {self.out: chunk}, [self.out]
+        for op in self.epilogue:
+            self._epilogue_op(op, inside, indices, values, written)
+        for buffer in written:
+            if buffer in arguments:  # temporaries lived in registers
+                when(inside, functools.partial(aligned_store, values[buffer], buffer, indices))
+
+    def _epilogue_op(self, op, inside, indices: list, values: dict, written: list) -> None:
         if "reduction" in iterator_kinds(op):
             raise TransformFailure("a reduction in attention's epilogue")
         dims = map_dims(op)
@@ -478,7 +484,6 @@ class AttentionKernel:
                 if value not in values:
                     element = ir.MemRefType(value.type).element_type
                     vector_type = ir.VectorType.get([LANES], element)
-                    inside = self.row_inside[r]
                     values[value] = guarded_load(vector_type, value, indices, inside)
                 arguments.append(values[value])
             else:
@@ -492,7 +497,3 @@ class AttentionKernel:
             values[buffer] = value
             if buffer not in written:
                 written.append(buffer)
-
-
-def realize_attention(kernel: ir.Operation, config: dict) -> None:
-    AttentionKernel(kernel, config).generate()

@@ -110,15 +110,19 @@ class LdMatrix:
 
 
 def registers(fragment: ir.Value) -> list[ir.Value]:
-    """A fragment's 32-bit registers, a row of two halves each, as NVVM's mma.sync takes
-    them: vector<2xf16> for f16, i32 for bf16."""
+    """A fragment's 32-bit registers (`half_register` of each row of two halves)."""
     fragment_type = ir.VectorType(fragment.type)
     rows = [vector.ExtractOp(fragment, [], [r]).result for r in range(fragment_type.shape[0])]
-    if str(fragment_type.element_type) == "f16":
-        return rows
-    i32 = ir.IntegerType.get_signless(32)
-    as_i32 = ir.VectorType.get([1], i32)
-    return [vector.ExtractOp(vector.BitCastOp(as_i32, r).result, [], [0]).result for r in rows]
+    return [half_register(row) for row in rows]
+
+
+def half_register(pair: ir.Value) -> ir.Value:
+    """Two halves as NVVM's mma.sync takes them in a 32-bit register: a vector<2xf16> for
+    f16, an i32 for bf16."""
+    if str(ir.VectorType(pair.type).element_type) == "f16":
+        return pair
+    as_i32 = ir.VectorType.get([1], ir.IntegerType.get_signless(32))
+    return vector.ExtractOp(vector.BitCastOp(as_i32, pair).result, [], [0]).result
 
 
 def b_pair(loaded: ir.Value) -> list[list[ir.Value]]:

@@ -17,7 +17,8 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from ..diagnostics import remark
-from .gpu_attention_kernels import realize_attention
+from .gpu_attention_kernels import AttentionKernel
+from .gpu_attention_mma import MmaAttentionKernel
 from .gpu_map_loops import copies_to_linalg, vector_alignment
 from .gpu_matmul_kernels import realize_matmul
 from .gpu_row_kernels import realize_rows
@@ -117,11 +118,16 @@ def _realize_elementwise(kernel: ir.Operation, config: dict) -> None:
     _set_alignment(kernel)
 
 
+def _realize_attention(kernel: ir.Operation, config: dict) -> None:
+    generator = MmaAttentionKernel if config.get("mma") == "mma.sync" else AttentionKernel
+    generator(kernel, config).generate()
+
+
 _STRATEGIES = {
     "gpu_elementwise": _realize_elementwise,
     "gpu_rows": realize_rows,
     "gpu_matmul": realize_matmul,
-    "gpu_attention": realize_attention,
+    "gpu_attention": _realize_attention,
 }
 
 

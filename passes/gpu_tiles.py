@@ -41,6 +41,9 @@ _ATTENTION_ROW_SHARE = 16  # head-dim elements of a row's q and output a thread 
 _ATTENTION_ROWS = 64  # query rows a block
 _ATTENTION_THREAD_ROWS = 2
 _ATTENTION_TILE_BYTES = 32 * 1024  # K's and V's f32 tiles together
+_ATTENTION_WARP_ROWS = 16  # mma.sync: a warp's m16 tile of query rows
+_ATTENTION_MMA_KEYS = 64
+_ATTENTION_MMA_HEAD_DIM = 128
 
 
 def vector_size(element: ir.Type) -> int:
@@ -110,15 +113,30 @@ def rows_config(desc: targets.TargetDesc, element: ir.Type, row: int) -> dict:
 
 
 def attention_config(
-    desc: targets.TargetDesc, heads: int, seq: int, head_dims: tuple[int, int]
+    desc: targets.TargetDesc, heads: int, seq: int, head_dims: tuple[int, int], element: ir.Type
 ) -> dict | None:
-    """Blocks of 64 query rows of one head; each thread holds 2 rows' shares of about 16
-    head-dim elements (of q and of the output: `block_threads` = 32 x the threads a row);
-    keys staged `block_tile[1]` at a time (K's and V's f32 tiles in at most 32 KiB of
+    """f16/bf16 on mma.sync targets, head dims of whole k16 steps up to 128 (the registers
+    of a warp's 16 rows of O and of a key tile's scores): tensor cores, FlashAttention-2's
+    blocks of 64 query rows (a warp per 16) and 64-key tiles.
+
+    Else (FMAs): blocks of 64 query rows of one head; each thread holds 2 rows' shares of
+    about 16 head-dim elements (of q and of the output: `block_threads` = 32 x the threads a
+    row); keys staged `block_tile[1]` at a time (K's and V's f32 tiles in at most 32 KiB of
     shared memory). Measured on an H100 at 1x12x1024x64 against 1 row of 64 elements a
     thread (2.6x slower: every key read from shared memory fed 4x fewer FMAs), 4 rows (1.8x
     slower: 250 registers, fewer warps) and 128-row blocks (no faster). None where a head
     dim (q's, v's) is not whole 4-element chunks."""
+    if (
+        str(element) in _HALF_TYPES
+        and "mma.sync" in _units(desc)
+        and all(dim % 16 == 0 and dim <= _ATTENTION_MMA_HEAD_DIM for dim in head_dims)
+    ):
+        return {
+            "strategy": "gpu_attention",
+            "mma": "mma.sync",
+            "block_tile": [_ATTENTION_ROWS, _ATTENTION_MMA_KEYS],
+            "block_threads": _ATTENTION_ROWS // _ATTENTION_WARP_ROWS * desc.warp_size,
+        }
     share = 1  # threads a row: the largest power of two leaving whole chunks of >= 16
     while max(head_dims) >= _ATTENTION_ROW_SHARE * 2 * share and share < desc.warp_size:
         share *= 2
@@ -144,20 +162,7 @@ def config_problem(config: dict) -> str | None:
     if any(config.get(key, 1) < 1 for key in ("stages", "block_threads", "rows_per_block")):
         return "'tile.config' stages, block_threads and rows_per_block must be positive"
     if config["strategy"] == "gpu_attention":
-        tile, threads = config["block_tile"], config["block_threads"]
-        rows = config.get("register_tile", [1])
-        if len(tile) != 2 or min(tile) < 1 or len(rows) != 1 or rows[0] < 1:
-            return (
-                "'tile.config' gpu_attention: block_tile must be 2 positive sizes (rows, keys)"
-                " and register_tile 1 (rows a thread)"
-            )
-        share, left = divmod(threads * rows[0], tile[0])  # threads a row
-        if tile[0] % rows[0] or left or not share or share & (share - 1):
-            return (
-                f"'tile.config' gpu_attention: {threads} threads of {rows[0]} rows cannot"
-                f" share a block's {tile[0]} rows in a power of two of threads a row"
-            )
-        return None
+        return _attention_problem(config)
     if config["strategy"] != "gpu_matmul":
         return None
     block, warp = config["block_tile"], config["warp_tile"]
@@ -167,4 +172,30 @@ def config_problem(config: dict) -> str | None:
         return f"'tile.config' warp_tile {warp} must divide the block tile {block[:2]}"
     if config["mma"] not in MMA_UNITS:
         return f"'tile.config' mma must be one of {', '.join(MMA_UNITS)}"
+    return None
+
+
+def _attention_problem(config: dict) -> str | None:
+    tile, threads = config["block_tile"], config["block_threads"]
+    if len(tile) != 2 or min(tile) < 1:
+        return "'tile.config' gpu_attention: block_tile must be 2 positive sizes (rows, keys)"
+    unit = config.get("mma", "simt")
+    if unit == "mma.sync":
+        if threads % 32 or threads // 32 * _ATTENTION_WARP_ROWS != tile[0] or tile[1] % 16:
+            return (
+                f"'tile.config' gpu_attention on mma.sync: {threads} threads must be a warp per"
+                f" {_ATTENTION_WARP_ROWS} of the block's {tile[0]} rows, and key tiles whole 16s"
+            )
+        return None
+    if unit != "simt":
+        return "'tile.config' gpu_attention: mma must be mma.sync or simt"
+    rows = config.get("register_tile", [1])
+    if len(rows) != 1 or rows[0] < 1:
+        return "'tile.config' gpu_attention: register_tile must be 1 size (rows a thread)"
+    share, left = divmod(threads * rows[0], tile[0])  # threads a row
+    if tile[0] % rows[0] or left or not share or share & (share - 1):
+        return (
+            f"'tile.config' gpu_attention: {threads} threads of {rows[0]} rows cannot"
+            f" share a block's {tile[0]} rows in a power of two of threads a row"
+        )
     return None

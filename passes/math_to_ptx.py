@@ -7,11 +7,18 @@ PTX, kernels compile to self-contained PTX anywhere. Results are exact (IEEE rou
 nearest for sqrt, the division of rsqrt; floor and ceil are exact). f16 and bf16 compute in
 f32; vectors lane by lane. Runs on the kernels inside `gpu.module`s.
 
-bf16 `math.tanh` is `tanh.approx.f32` (the SFU's tanh): its relative error, under 2^-10.98,
-is an eighth of a bf16 ulp, so the rounded result is the correctly rounded one or its
-neighbour, and it takes one instruction where `--math-approximate`'s f32 form takes a
-division and a dozen FMAs (which made bf16 chains with tanh compute-bound on an H200). The
-NVVM pipeline runs `--math-approximate` with `keep=takes` so that it leaves these ops here.
+Two ops become the SFU's approximate instructions where their type or flags allow it:
+- bf16 `math.tanh` is `tanh.approx.f32`: its relative error, under 2^-10.98, is an eighth of
+  a bf16 ulp, so the rounded result is the correctly rounded one or its neighbour, and it
+  takes one instruction where `--math-approximate`'s f32 form takes a division and a dozen
+  FMAs (which made bf16 chains with tanh compute-bound on an H200).
+- f32 `math.exp` with fastmath `afn` (the exponentials of softmax and attention, of x - max
+  <= 0) is `ex2.approx.ftz.f32` of x log2(e): within 2 + 1.2 |x| ulp (CUDA's bound for its
+  `__expf`, the same two instructions; 1e-6 relative at x = -10), results under 2^-126 are
+  0 as `--math-approximate` makes them under `afn`, -inf gives 0 and NaN stays NaN. Two
+  instructions where the polynomial takes about fifteen: attention's inner loop is bound by
+  its exponentials once the products run on tensor cores.
+The NVVM pipeline runs `--math-approximate` with `keep=takes` so that it leaves these ops here.
 """
 
 from __future__ import annotations
@@ -31,8 +38,7 @@ _INSTRUCTIONS = {
     "math.absf": "abs.{t} $0, $1;",
 }
 _NARROW = ("f16", "bf16")
-# Ops written as an approximate f32 instruction, and the element types that tolerate it.
-_APPROXIMATE = {"math.tanh": ("tanh.approx.f32 $0, $1;", ("bf16",))}
+_LOG2E = 1.4426950408889634
 
 
 def _element_of(value: ir.Value) -> str:
@@ -40,10 +46,26 @@ def _element_of(value: ir.Value) -> str:
     return str(ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t)
 
 
+def _allows_approximation(op: ir.Operation) -> bool:
+    return "fastmath" in op.attributes and "afn" in str(op.attributes["fastmath"])
+
+
+# Ops written as an approximate f32 instruction (of the argument scaled by a constant), and
+# whether an op tolerates it.
+_APPROXIMATE = {
+    "math.tanh": ("tanh.approx.f32 $0, $1;", 1.0, lambda op: _element_of(op.operands[0]) == "bf16"),
+    "math.exp": (
+        "ex2.approx.ftz.f32 $0, $1;",
+        _LOG2E,
+        lambda op: _element_of(op.operands[0]) == "f32" and _allows_approximation(op),
+    ),
+}
+
+
 def takes(op: ir.Operation) -> bool:
     """Whether math-to-ptx writes `op` as an approximate PTX instruction (see above)."""
     entry = _APPROXIMATE.get(op.name)
-    return entry is not None and _element_of(op.operands[0]) in entry[1]
+    return entry is not None and entry[2](op)
 
 
 def _scalar(name: str, x: ir.Value) -> ir.Value:
@@ -51,7 +73,10 @@ def _scalar(name: str, x: ir.Value) -> ir.Value:
     if kind in _NARROW:
         return arith.truncf(x.type, _scalar(name, arith.extf(ir.F32Type.get(), x)))
     if name in _APPROXIMATE:
-        return llvm.inline_asm(x.type, [x], _APPROXIMATE[name][0], "=f,f")
+        text, scale, _ = _APPROXIMATE[name]
+        if scale != 1.0:
+            x = arith.mulf(x, arith.ConstantOp(x.type, scale).result)
+        return llvm.inline_asm(x.type, [x], text, "=f,f")
     if name == "math.rsqrt":
         one = arith.ConstantOp(x.type, ir.FloatAttr.get(x.type, 1.0)).result
         return arith.divf(one, _scalar("math.sqrt", x))
@@ -85,7 +110,9 @@ def _rewrite(op, rewriter):
 
 
 @register_pass(
-    "math-to-ptx", "sqrt, rsqrt, floor, ceil, abs (and bf16 tanh) in kernels as PTX instructions"
+    "math-to-ptx",
+    "sqrt, rsqrt, floor, ceil, abs (and bf16 tanh, approximate f32 exp) in kernels as PTX"
+    " instructions",
 )
 def math_to_ptx(module: ir.Operation) -> None:
     patterns = RewritePatternSet(module.context)

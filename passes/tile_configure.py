@@ -311,7 +311,8 @@ def _gpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     if root.name == "graph.attention":
         q, v = (ir.RankedTensorType(v.type).shape for v in (root.operands[0], root.operands[2]))
         heads = math.prod(q[:-2])
-        return gpu_tiles.attention_config(desc, heads, q[-2], (q[-1], v[-1])) or loops
+        element = ir.RankedTensorType(root.operands[0].type).element_type
+        return gpu_tiles.attention_config(desc, heads, q[-2], (q[-1], v[-1]), element) or loops
     return loops
 
 

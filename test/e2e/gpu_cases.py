@@ -269,7 +269,8 @@ def attention(
     name = f"attention_{'causal_' if causal else ''}{element}_{head}"
     text = _function([("q", q), ("k", k), ("v", v)], [op], "y", y, element)
     dtype = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[element]
-    # Half results are rounded once: half an ulp of f16 (2^-11) or bf16 (2^-8).
+    # Half results are rounded once, half an ulp of f16 (2^-11) or bf16 (2^-8), and so are
+    # the weights P before P V on tensor cores (as FlashAttention and torch's SDPA round them).
     rtol = {"f32": 1e-4, "f16": 1e-3, "bf16": 8e-3}[element]
     return Case(name, text, (q, k, v), ref, rtol=rtol, atol_scale=rtol, elements=(dtype,) * 3)
 
@@ -340,6 +341,8 @@ CASES = {
         attention(1, 8, 512, 64, element="f16"),
         attention(2, 2, 200, 128, element="bf16", causal=False),
         attention(2, 4, 128, 128),  # scores shaped like the output: one zero fill, copied
+        attention(1, 4, 100, 64, keys=300, value_dim=32, element="bf16"),  # causal offset 200
+        attention(2, 3, 127, 128, element="f16"),  # a partial row block, LLaMA's head dim
         llama_mlp(128, 512, 1376),
     ]
 }

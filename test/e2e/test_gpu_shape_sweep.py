@@ -132,7 +132,8 @@ def test_elementwise(shape, chip, left_as_loops):
     ],
 )
 def test_attention(batch, heads, seq, keys, dim, value_dim, causal, element, chip, left_as_loops):
-    """Every attention takes the fused kernel: no [S, KV] scores in memory."""
+    """Every attention takes the fused kernel: no [S, KV] scores in memory; f16/bf16 with
+    head dims of whole k16 steps up to 128 on tensor cores."""
     q, k = _t((batch, heads, seq, dim), element), _t((batch, heads, keys, dim), element)
     v, y = _t((batch, heads, keys, value_dim), element), _t((batch, heads, seq, value_dim), element)
     text = (
@@ -143,4 +144,10 @@ def test_attention(batch, heads, seq, keys, dim, value_dim, causal, element, chi
     )
     ptx = _ptx(text, chip)
     assert ptx.count(".entry") == 1
-    assert "ld.shared.v4.b32" in ptx  # K and V chunks, 16 bytes a load
+    tensor_cores = element != "f32" and all(d % 16 == 0 and d <= 128 for d in (dim, value_dim))
+    assert ("mma.sync.aligned.m16n8k16" in ptx) == tensor_cores
+    if tensor_cores:  # K and V by cp.async, V's fragments transposed by ldmatrix
+        assert "cp.async.cg.shared.global" in ptx
+        assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
+    else:
+        assert "ld.shared.v4.b32" in ptx  # K and V chunks, 16 bytes a load

@@ -410,6 +410,117 @@ func.func private @attention(%q: memref<1x2x8x16xf16>, %k: memref<1x2x8x16xf16>,
 
 // -----
 
+// On tensor cores (mma = "mma.sync", f16/bf16): a warp per 16 query rows, dynamic shared
+// memory for Q and two slots of K and V tiles filled by cp.async, ldmatrix fragments (V's
+// transposed), S = Q K^T and O += P V as mma.sync steps; the tiles a causal mask or the end
+// of the 20 keys cut are masked under an scf.if; O goes through shared memory (f32) to the
+// rounding epilogue.
+// CHECK-LABEL: func.func private @attention_mma
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c32{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvgpu.device_async_copy %arg0
+// CHECK: nvgpu.device_async_copy %arg1
+// CHECK: nvgpu.device_async_copy %arg2
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: nvgpu.device_async_wait
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: nvgpu.device_async_copy %arg1
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvvm.mma.sync
+// CHECK: scf.if {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>)
+// CHECK: arith.cmpi sgt
+// CHECK: arith.cmpi uge
+// CHECK: gpu.shuffle  xor
+// CHECK: math.exp
+// CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xf16>
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK: vector.store {{.*}} : memref<16x24xf32, 3>, vector<2xf32>
+// CHECK: gpu.barrier
+// CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK: vector.store {{.*}} %arg3
+// CHECK-NOT: linalg.generic
+#qk_q = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#qk_k = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+#qk_s = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#pv_r = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+#pv_v = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func private @attention_mma(%q: memref<1x2x20x16xf16>, %k: memref<1x2x20x16xf16>, %v: memref<1x2x20x16xf16>, %y: memref<1x2x20x16xf16>)
+    attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", mma = "mma.sync", block_tile = array<i64: 16, 16>, block_threads = 32 : i64}} {
+  %one = arith.constant 1.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 2.500000e-01 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x20x20xf32>)
+  linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x2x20x16xf16>, memref<1x2x20x16xf16>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %0 = arith.extf %b : f16 to f32
+    %1 = arith.extf %a : f16 to f32
+    %2 = arith.mulf %1, %0 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : memref<1x2x20x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %scale : f32
+    %1 = linalg.index 2 : index
+    %2 = arith.index_cast %1 : index to i64
+    %3 = linalg.index 3 : index
+    %4 = arith.index_cast %3 : index to i64
+    %5 = arith.cmpi sgt, %4, %2 : i64
+    %6 = arith.select %5, %ninf, %0 : f32
+    linalg.yield %6 : f32
+  }
+  %m = memref.alloc() {alignment = 64 : i64} : memref<1x2x20xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [#all, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%m : memref<1x2x20xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maxnumf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#all, #row, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %m : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%in: f32, %max: f32, %out: f32):
+    %0 = arith.subf %in, %max : f32
+    %1 = math.exp %0 fastmath<ninf,afn> : f32
+    linalg.yield %1 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%m : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [#all, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%m : memref<1x2x20xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.reciprocal ins(%m : memref<1x2x20xf32>) outs(%m : memref<1x2x20xf32>)
+  %o = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x16xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x2x20x16xf32>)
+  linalg.generic {indexing_maps = [#qk_q, #pv_r, #pv_v, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %m, %v : memref<1x2x20x20xf32>, memref<1x2x20xf32>, memref<1x2x20x16xf16>) outs(%o : memref<1x2x20x16xf32>) {
+  ^bb0(%p: f32, %inverse: f32, %x: f16, %acc: f32):
+    %0 = arith.extf %x : f16 to f32
+    %1 = arith.mulf %p, %inverse : f32
+    %2 = arith.mulf %1, %0 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o : memref<1x2x20x16xf32>) outs(%y : memref<1x2x20x16xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %0 = arith.truncf %in : f32 to f16
+    linalg.yield %0 : f16
+  }
+  return
+}
+
+// -----
+
 // A mask other than the causal one (here: keys before the query masked) has no fused kernel:
 // the kernel stays linalg, for --gpu-map-loops, with a remark.
 // CHECK-LABEL: func.func private @anticausal

@@ -105,8 +105,40 @@ func.func private @gpu_attention_rows(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x6
 
 // -----
 
-// expected-error @+1 {{'tile.config' gpu_attention: block_tile must be 2 positive sizes (rows, keys) and register_tile 1 (rows a thread)}}
+// expected-error @+1 {{'tile.config' gpu_attention: block_tile must be 2 positive sizes (rows, keys)}}
 func.func private @gpu_attention_tile(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", block_tile = array<i64: 64, 64, 16>, block_threads = 128 : i64}} {
   %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
   return %0 : tensor<1x2x64x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' gpu_attention: register_tile must be 1 size (rows a thread)}}
+func.func private @gpu_attention_register_tile(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", block_tile = array<i64: 64, 64>, block_threads = 128 : i64, register_tile = array<i64: 2, 2>}} {
+  %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  return %0 : tensor<1x2x64x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' gpu_attention on mma.sync: 256 threads must be a warp per 16 of the block's 64 rows, and key tiles whole 16s}}
+func.func private @gpu_attention_mma_warps(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", mma = "mma.sync", block_tile = array<i64: 64, 64>, block_threads = 256 : i64}} {
+  %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16>
+  return %0 : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' gpu_attention on mma.sync: 128 threads must be a warp per 16 of the block's 64 rows, and key tiles whole 16s}}
+func.func private @gpu_attention_mma_keys(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", mma = "mma.sync", block_tile = array<i64: 64, 40>, block_threads = 128 : i64}} {
+  %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16>
+  return %0 : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+// expected-error @+1 {{'tile.config' gpu_attention: mma must be mma.sync or simt}}
+func.func private @gpu_attention_wgmma(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", mma = "wgmma", block_tile = array<i64: 64, 64>, block_threads = 128 : i64}} {
+  %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16>
+  return %0 : tensor<1x2x64x64xf16>
 }

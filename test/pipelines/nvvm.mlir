@@ -22,11 +22,12 @@ func.func @chain(%x: tensor<1024x1024xf32>, %b: tensor<1024xf32>, %h: tensor<512
   return %1, %2 : tensor<1024x1024xf32>, tensor<512x1024xbf16>
 }
 
-// Softmax of 1000-wide rows, a warp a row: vector loads, butterfly shuffles (max, then sum).
+// Softmax of 1000-wide rows, a warp a row: vector loads, butterfly shuffles (max, then sum),
+// exponentials on the SFU.
 // CHECK-LABEL: .entry softmax_kernel(
 // CHECK: ld.global.v4.b32
 // CHECK-COUNT-5: shfl.sync.bfly.b32
-// CHECK: fma.rn.f32
+// CHECK: ex2.approx.ftz.f32
 // CHECK-COUNT-5: shfl.sync.bfly.b32
 // CHECK: st.global.v4.b32
 func.func @softmax(%x: tensor<512x1000xf32>) -> tensor<512x1000xf32> {
