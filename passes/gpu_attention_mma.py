@@ -2,18 +2,21 @@
 "mma.sync"` (f16/bf16 q, k and v on sm_80 and later), FlashAttention-2's form on PTX's
 m16n8k16 steps.
 
-- A block owns `BM` query rows of one (batch, head), a warp 16 of them (`block_threads` =
-  2 x BM). cp.async copies the block's Q tile and then each `BN`-key tile of K and V into
-  padded dynamic shared memory (rows 16 bytes longer, so that ldmatrix's eight row reads
-  fall in different banks), the next tile while the warps compute on this one (two slots).
+- A block owns `BM` query rows of one (batch, head), its warps `BM / warps` each: one or
+  more m16 tiles (`block_threads` = 32 x the warps). cp.async copies the block's Q tile and
+  then each `BN`-key tile of K and V into padded dynamic shared memory (rows 16 bytes
+  longer, so that ldmatrix's eight row reads fall in different banks), the next tile while
+  the warps compute on this one (two slots).
 - A warp's Q fragments are loaded once (ldmatrix). Per key tile, S = Q K^T is mma.sync with
-  K's rows as B's columns (ldmatrix as they lie); on the tiles a causal mask or the end of
-  the keys cuts, masked scores are -inf. A lane holds 2 rows' scores (g and g + 8 of its
-  warp's 16, lane = 4 g + t): their running maxima take 2 shuffles across the 4 lanes of a
-  row; P = exp(scale S - m) stays in registers, where the accumulator layout of two n8
-  score tiles is the A operand of a k16 step: rounded to the input type, P feeds O += P V
-  (V's rows transposed by ldmatrix). The running sums stay per lane (every lane of a row
-  rescales by the same exp(m_old - m_new)) and are summed across the row at the end.
+  K's rows as B's columns (ldmatrix as they lie; each fragment serves all of the warp's m16
+  tiles); on the tiles a causal mask or the end of the keys cuts, masked scores are -inf.
+  A lane holds 2 rows' scores of each m16 tile (g and g + 8, lane = 4 g + t): their running
+  maxima take 2 shuffles across the 4 lanes of a row. The scores are kept in base 2
+  (scale log2(e) folded into one FMA with the maximum), so P = 2^(s - m) is one
+  `ex2.approx`. P stays in registers, where the accumulator layout of two n8 score tiles is
+  the A operand of a k16 step: rounded to the input type, P feeds O += P V (V's rows
+  transposed by ldmatrix). The running sums stay per lane (every lane of a row rescales by
+  the same 2^(m_old - m_new)) and are summed across the row at the end.
 - The normalized O goes through shared memory (f32, the staging space reused) to the
   attention epilogue, 4 columns a thread, stored once.
 - A causal block stops at its last key and the grid starts with the last rows' blocks, as
@@ -29,7 +32,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, nvgpu, scf, vector
 from mlir.dialects import math as mmath
 
-from .gpu_attention_kernels import _EXP_FLAGS, LANES, AttentionKernel
+from .gpu_attention_kernels import LANES, AttentionKernel
 from .gpu_codegen import erase_linalg, shared_load, shuffle_xor, when
 from .gpu_map_loops import index_constant
 from .gpu_mma import (
@@ -46,10 +49,11 @@ from .gpu_mma import (
 )
 from .tile_lower import TransformFailure
 
-WARP_ROWS = 16  # query rows a warp: one m16 tile
+WARP_ROWS = 16  # query rows of one m16 tile
 _SLOTS = 2  # key tiles in shared memory: the one being read, the next being copied
 _F32_PAD = 8  # words of padding per row of the f32 output tile: a warp's 8-byte stores
 _HALF = ("f16", "bf16")
+_EXP2_FLAGS = "#arith.fastmath<afn>"  # ex2.approx (math-to-ptx)
 
 
 class MmaAttentionKernel(AttentionKernel):
@@ -63,11 +67,13 @@ class MmaAttentionKernel(AttentionKernel):
         if len(elements) != 1 or not elements <= set(_HALF):
             raise TransformFailure(f"mma.sync attention of {', '.join(sorted(elements))} q, k, v")
         self.element = ir.MemRefType(self.q.type).element_type
-        if self.threads % 32 or self.threads // 32 * WARP_ROWS != self.bm or self.bn % 16:
+        warps, left = divmod(self.threads, 32)
+        if left or not warps or self.bm % (warps * WARP_ROWS) or self.bn % 16:
             raise TransformFailure(
-                f"mma.sync attention: {self.threads} threads for blocks of {self.bm} rows (a warp"
-                f" per {WARP_ROWS}) and key tiles of {self.bn} (whole 16s)"
+                f"mma.sync attention: {self.threads} threads for blocks of {self.bm} rows (whole"
+                f" {WARP_ROWS}-row tiles a warp) and key tiles of {self.bn} (whole 16s)"
             )
+        self.m_tiles = self.bm // (warps * WARP_ROWS)  # a warp's m16 tiles
         if self.d % MMA_SHAPE[2] or self.dv % 16:
             raise TransformFailure(f"mma.sync attention of head dims {self.d} and {self.dv}")
         chunk = self._chunk()
@@ -130,7 +136,7 @@ class MmaAttentionKernel(AttentionKernel):
         self.m0 = arith.muli(arith.subi(c(self.row_tiles - 1), ids[1]), c(self.bm))
         self.dynamic = dynamic_shared()
         warp, lane = arith.divui(self.thread, c(32)), arith.remui(self.thread, c(32))
-        self.warp_row = arith.muli(warp, c(WARP_ROWS))
+        self.warp_row = arith.muli(warp, c(self.m_tiles * WARP_ROWS))
         self.group, self.pair = arith.divui(lane, c(4)), arith.muli(arith.remui(lane, c(4)), c(2))
         self.ldmatrix = LdMatrix(lane, {"q": ("a", False), "k": ("b", False), "v": ("b", True)})
         q_view = shared_view(self.dynamic, c(0), [self.bm, self._rows(self.d)], self.element)
@@ -139,15 +145,17 @@ class MmaAttentionKernel(AttentionKernel):
         nvgpu.DeviceAsyncWaitOp(group, numGroups=0)
         gpu.BarrierOp()
         q = [
-            registers(self.ldmatrix(q_view, "q", c(kk), self.warp_row))
-            for kk in range(0, self.d, MMA_SHAPE[2])
+            [
+                registers(self.ldmatrix(q_view, "q", c(kk), self._tile_row(i)))
+                for kk in range(0, self.d, MMA_SHAPE[2])
+            ]
+            for i in range(self.m_tiles)
         ]
         f32 = ir.F32Type.get()
-        accumulator_type = ir.VectorType.get([2, 2], f32)
-        zero = vector.BroadcastOp(accumulator_type, arith.ConstantOp(f32, 0.0).result).result
-        negative_infinity = arith.ConstantOp(f32, -math.inf).result
-        initial = [negative_infinity] * 2 + [arith.ConstantOp(f32, 0.0).result] * 2
-        initial += [zero] * (self.dv // MMA_SHAPE[1])
+        rows = 2 * self.m_tiles  # a lane's rows
+        initial = [arith.ConstantOp(f32, -math.inf).result] * rows
+        initial += [arith.ConstantOp(f32, 0.0).result] * rows
+        initial += [self._zero_fragment()] * (self.m_tiles * self.dv // MMA_SHAPE[1])
         keys_end = self._keys_end()
         loop = scf.ForOp(c(0), keys_end, c(self.bn), initial)
         with ir.InsertionPoint(loop.body):
@@ -165,6 +173,20 @@ class MmaAttentionKernel(AttentionKernel):
             views = self._slot_views(arith.remui(tile, c(_SLOTS)))
             scf.YieldOp(self._tile(q, views, start, list(loop.inner_iter_args)))
         self._finish(list(loop.results))
+
+    def _tile_row(self, i: int) -> ir.Value:
+        """The first row (in the block) of the warp's m16 tile i."""
+        return arith.addi(self.warp_row, index_constant(i * WARP_ROWS))
+
+    def _row(self, i: int, h: int) -> ir.Value:
+        """The block row of this lane's accumulators h (0: row g, 1: g + 8) of m16 tile i."""
+        return arith.addi(self._tile_row(i), arith.addi(self.group, index_constant(8 * h)))
+
+    @staticmethod
+    def _zero_fragment() -> ir.Value:
+        f32 = ir.F32Type.get()
+        fragment_type = ir.VectorType.get([2, 2], f32)
+        return vector.BroadcastOp(fragment_type, arith.ConstantOp(f32, 0.0).result).result
 
     def _copy(self, view, source, origin: ir.Value, rows: int, count: int, dim: int) -> list:
         return copy_tile_async(
@@ -188,76 +210,98 @@ class MmaAttentionKernel(AttentionKernel):
         return nvgpu.DeviceAsyncCreateGroupOp(tokens).result
 
     def _tile(self, q: list, views, start: ir.Value, state: list) -> list:
-        """The online softmax over one key tile: (m, l) of both rows, then O's fragments."""
+        """The online softmax over one key tile: the state is each row's maximum (base 2),
+        each row's sum (this lane's share), then O's fragments, m16 tile by m16 tile."""
         k_view, v_view = views
         c = index_constant
         element = str(self.element)
-        n_step = MMA_SHAPE[1]
-        f32 = ir.F32Type.get()
-        zero = vector.BroadcastOp(
-            ir.VectorType.get([2, 2], f32), arith.ConstantOp(f32, 0.0).result
-        ).result
-        scores = [zero] * (self.bn // n_step)
-        for step, q_step in enumerate(q):
+        n_step, k_step = MMA_SHAPE[1], MMA_SHAPE[2]
+        rows = 2 * self.m_tiles
+        maxima, totals, outputs = state[:rows], state[rows : 2 * rows], state[2 * rows :]
+        per_tile = self.dv // n_step
+        scores = [[self._zero_fragment()] * (self.bn // n_step) for _ in range(self.m_tiles)]
+        for step in range(self.d // k_step):
             for j in range(0, self.bn // n_step, 2):
-                loaded = self.ldmatrix(k_view, "k", c(step * MMA_SHAPE[2]), c(j * n_step))
+                loaded = self.ldmatrix(k_view, "k", c(step * k_step), c(j * n_step))
                 for h, b in enumerate(b_pair(loaded)):
-                    scores[j + h] = mma_sync(q_step, b, scores[j + h], element)
-        scores = self._mask(scores, start)
-        maxima, totals, outputs = state[:2], state[2:4], state[4:]
-        flags = ir.Attribute.parse(_EXP_FLAGS)
-        scale = arith.ConstantOp(f32, self.scale).result
-        pair_type = ir.VectorType.get([2], f32)
-        weights = [[None, None] for _ in scores]
-        rescales, new_maxima, new_totals = [], [], []
-        for h in range(2):
-            scale_pair = vector.BroadcastOp(pair_type, scale).result
-            rows = [arith.mulf(vector.ExtractOp(s, [], [h]).result, scale_pair) for s in scores]
-            largest = None
-            for row in rows:
-                row_max = vector.ReductionOp(f32, vector.CombiningKind.MAXNUMF, row).result
-                largest = row_max if largest is None else arith.maxnumf(largest, row_max)
-            for width in (1, 2):
-                largest = arith.maxnumf(largest, shuffle_xor(largest, width))
-            maximum = arith.maxnumf(maxima[h], largest)
-            negative_infinity = arith.ConstantOp(f32, -math.inf).result
-            unseen = arith.cmpf(arith.CmpFPredicate.OEQ, maximum, negative_infinity)
-            shift = arith.select(unseen, arith.ConstantOp(f32, 0.0).result, maximum)
-            rescale = mmath.exp(arith.subf(maxima[h], shift), fastmath=flags)
-            shift_pair = vector.BroadcastOp(pair_type, shift).result
-            total = arith.mulf(totals[h], rescale)
-            for j, row in enumerate(rows):
-                weight = mmath.exp(arith.subf(row, shift_pair), fastmath=flags)
-                weights[j][h] = weight
-                total = arith.addf(
-                    total, vector.ReductionOp(f32, vector.CombiningKind.ADD, weight).result
+                    for i in range(self.m_tiles):
+                        scores[i][j + h] = mma_sync(q[i][step], b, scores[i][j + h], element)
+        weights = []
+        for i in range(self.m_tiles):
+            tile_scores = self._mask(scores[i], start, i)
+            rescales, tile_weights = [], [[None, None] for _ in tile_scores]
+            for h in range(2):
+                r = 2 * i + h
+                maxima[r], totals[r], rescale, row_weights = self._softmax_row(
+                    [vector.ExtractOp(s, [], [h]).result for s in tile_scores], maxima[r], totals[r]
                 )
-            new_maxima.append(maximum)
-            new_totals.append(total)
-            rescales.append(rescale)
-        rescale = vector.FromElementsOp(
-            ir.VectorType.get([2, 2], f32), [rescales[0]] * 2 + [rescales[1]] * 2
-        ).result
-        outputs = [arith.mulf(o, rescale) for o in outputs]
-        half_pair = ir.VectorType.get([2], self.element)
-        p = [[half_register(arith.truncf(half_pair, w)) for w in pair] for pair in weights]
-        for step in range(self.bn // MMA_SHAPE[2]):
-            a = p[2 * step] + p[2 * step + 1]
-            for e in range(0, self.dv // n_step, 2):
-                loaded = self.ldmatrix(v_view, "v", c(step * MMA_SHAPE[2]), c(e * n_step))
+                rescales.append(rescale)
+                for j, weight in enumerate(row_weights):
+                    tile_weights[j][h] = weight
+            f32 = ir.F32Type.get()
+            rescale = vector.FromElementsOp(
+                ir.VectorType.get([2, 2], f32), [rescales[0]] * 2 + [rescales[1]] * 2
+            ).result
+            for e in range(per_tile):
+                outputs[i * per_tile + e] = arith.mulf(outputs[i * per_tile + e], rescale)
+            half_pair = ir.VectorType.get([2], self.element)
+            weights.append(
+                [[half_register(arith.truncf(half_pair, w)) for w in pair] for pair in tile_weights]
+            )
+        for step in range(self.bn // k_step):
+            for e in range(0, per_tile, 2):
+                loaded = self.ldmatrix(v_view, "v", c(step * k_step), c(e * n_step))
                 for h, b in enumerate(b_pair(loaded)):
-                    outputs[e + h] = mma_sync(a, b, outputs[e + h], element)
-        return new_maxima + new_totals + outputs
+                    for i in range(self.m_tiles):
+                        a = weights[i][2 * step] + weights[i][2 * step + 1]
+                        index = i * per_tile + e + h
+                        outputs[index] = mma_sync(a, b, outputs[index], element)
+        return maxima + totals + outputs
 
-    def _mask(self, scores: list, start: ir.Value) -> list:
-        """The scores with -inf where a causal mask or the end of the keys cuts, on the tiles
-        where one does (an scf.if: most tiles need none)."""
+    def _softmax_row(self, pairs: list, maximum: ir.Value, total: ir.Value):
+        """One row's step of the online softmax over its score pairs (raw Q K^T, -inf where
+        masked): the new maximum of scale log2(e) s, the rescaled sum with this lane's new
+        weights, the rescale factor 2^(m_old - m_new) and the weights (vector<2xf32> each).
+        While every key so far is masked the maximum stays -inf and shifts by 0."""
+        f32 = ir.F32Type.get()
+        flags = ir.Attribute.parse(_EXP2_FLAGS)
+        scale = self.scale * math.log2(math.e)
+        # max(scale s) is scale max(s) for a scale >= 0, scale min(s) below.
+        kind = vector.CombiningKind.MAXNUMF if scale >= 0 else vector.CombiningKind.MINNUMF
+        fold = arith.maxnumf if scale >= 0 else arith.minnumf
+        extreme = None
+        for pair in pairs:
+            value = vector.ReductionOp(f32, kind, pair).result
+            extreme = value if extreme is None else fold(extreme, value)
+        for width in (1, 2):
+            extreme = fold(extreme, shuffle_xor(extreme, width))
+        scale_value = arith.ConstantOp(f32, scale).result
+        new_maximum = arith.maxnumf(maximum, arith.mulf(extreme, scale_value))
+        negative_infinity = arith.ConstantOp(f32, -math.inf).result
+        unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_maximum, negative_infinity)
+        shift = arith.select(unseen, arith.ConstantOp(f32, 0.0).result, new_maximum)
+        rescale = mmath.exp2(arith.subf(maximum, shift), fastmath=flags)
+        pair_type = ir.VectorType.get([2], f32)
+        scale_pair = vector.BroadcastOp(pair_type, scale_value).result
+        shift_pair = vector.BroadcastOp(pair_type, arith.negf(shift)).result
+        total = arith.mulf(total, rescale)
+        weights = []
+        for pair in pairs:
+            weight = mmath.exp2(mmath.fma(pair, scale_pair, shift_pair), fastmath=flags)
+            weights.append(weight)
+            total = arith.addf(total, vector.ReductionOp(f32, vector.CombiningKind.ADD, weight))
+        return new_maximum, total, rescale, weights
+
+    def _mask(self, scores: list, start: ir.Value, i: int) -> list:
+        """m16 tile i's scores with -inf where a causal mask or the end of the keys cuts, on
+        the key tiles where one does (an scf.if: most tiles need none)."""
         c = index_constant
         end = arith.addi(start, c(self.bn))
         cuts = []
-        if self.causal_offset is not None:  # the block's first row sees keys <= m0 + offset
-            first_limit = arith.addi(self.m0, c(self.causal_offset + 1))
-            cuts.append(arith.cmpi(arith.CmpIPredicate.sgt, end, first_limit))
+        if self.causal_offset is not None:  # the tile's first row sees keys <= row + offset
+            first = arith.addi(self.m0, self._tile_row(i))
+            limit = arith.addi(first, c(self.causal_offset + 1))
+            cuts.append(arith.cmpi(arith.CmpIPredicate.sgt, end, limit))
         if self.kv % self.bn:
             cuts.append(arith.cmpi(arith.CmpIPredicate.sgt, end, c(self.kv)))
         if not cuts:
@@ -265,18 +309,18 @@ class MmaAttentionKernel(AttentionKernel):
         cut = cuts[0] if len(cuts) == 1 else arith.ori(*cuts)
         branch = scf.IfOp(cut, [s.type for s in scores], has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp([self._masked_tile(s, j, start) for j, s in enumerate(scores)])
+            scf.YieldOp([self._masked_tile(s, i, j, start) for j, s in enumerate(scores)])
         with ir.InsertionPoint(branch.else_block):
             scf.YieldOp(scores)
         return list(branch.results)
 
-    def _masked_tile(self, fragment: ir.Value, j: int, start: ir.Value) -> ir.Value:
+    def _masked_tile(self, fragment: ir.Value, i: int, j: int, start: ir.Value) -> ir.Value:
         c = index_constant
         f32 = ir.F32Type.get()
         negative_infinity = arith.ConstantOp(f32, -math.inf).result
         values = []
         for h in range(2):
-            row = arith.addi(self.m0, arith.addi(self.warp_row, arith.addi(self.group, c(8 * h))))
+            row = arith.addi(self.m0, self._row(i, h))
             for column in range(2):
                 key = arith.addi(start, arith.addi(self.pair, c(j * MMA_SHAPE[1] + column)))
                 masked = []
@@ -295,23 +339,26 @@ class MmaAttentionKernel(AttentionKernel):
         thread."""
         c = index_constant
         f32 = ir.F32Type.get()
-        totals, outputs = state[2:4], state[4:]
+        rows = 2 * self.m_tiles
+        totals, outputs = state[rows : 2 * rows], state[2 * rows :]
         inverses = []
         for total in totals:
             for width in (1, 2):
                 total = arith.addf(total, shuffle_xor(total, width))
             inverses.append(arith.divf(arith.ConstantOp(f32, 1.0).result, total))
-        inverse = vector.FromElementsOp(
-            ir.VectorType.get([2, 2], f32), [inverses[0]] * 2 + [inverses[1]] * 2
-        ).result
         gpu.BarrierOp()  # every warp is done with the staged tiles
         o_tile = shared_view(self.dynamic, c(0), [self.bm, self.dv + _F32_PAD], f32)
-        for e, fragment in enumerate(outputs):
+        per_tile = self.dv // MMA_SHAPE[1]
+        for index, fragment in enumerate(outputs):
+            i, e = divmod(index, per_tile)
+            inverse = vector.FromElementsOp(
+                ir.VectorType.get([2, 2], f32), [inverses[2 * i]] * 2 + [inverses[2 * i + 1]] * 2
+            ).result
             fragment = arith.mulf(fragment, inverse)
             column = arith.addi(self.pair, c(e * MMA_SHAPE[1]))
             for h in range(2):
-                row = arith.addi(self.warp_row, arith.addi(self.group, c(8 * h)))
-                vector.StoreOp(vector.ExtractOp(fragment, [], [h]).result, o_tile, [row, column])
+                values = vector.ExtractOp(fragment, [], [h]).result
+                vector.StoreOp(values, o_tile, [self._row(i, h), column])
         gpu.BarrierOp()
         per_row = self.dv // LANES
         chunk_type = ir.VectorType.get([LANES], f32)

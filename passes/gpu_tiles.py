@@ -41,9 +41,11 @@ _ATTENTION_ROW_SHARE = 16  # head-dim elements of a row's q and output a thread 
 _ATTENTION_ROWS = 64  # query rows a block
 _ATTENTION_THREAD_ROWS = 2
 _ATTENTION_TILE_BYTES = 32 * 1024  # K's and V's f32 tiles together
-_ATTENTION_WARP_ROWS = 16  # mma.sync: a warp's m16 tile of query rows
+_ATTENTION_WARP_ROWS = 16  # mma.sync: an m16 tile of query rows
+_ATTENTION_MMA_WARPS = 4
 _ATTENTION_MMA_KEYS = 64
 _ATTENTION_MMA_HEAD_DIM = 128
+_ATTENTION_MMA_REGISTERS = 160  # fragments a lane; the rest of 255 for addresses and temporaries
 
 
 def vector_size(element: ir.Type) -> int:
@@ -115,9 +117,12 @@ def rows_config(desc: targets.TargetDesc, element: ir.Type, row: int) -> dict:
 def attention_config(
     desc: targets.TargetDesc, heads: int, seq: int, head_dims: tuple[int, int], element: ir.Type
 ) -> dict | None:
-    """f16/bf16 on mma.sync targets, head dims of whole k16 steps up to 128 (the registers
-    of a warp's 16 rows of O and of a key tile's scores): tensor cores, FlashAttention-2's
-    blocks of 64 query rows (a warp per 16) and 64-key tiles.
+    """f16/bf16 on mma.sync targets, head dims of whole k16 steps up to 128: tensor cores,
+    FlashAttention-2's form, 4 warps a block and 64-key tiles; a warp takes 2 m16 tiles of
+    query rows where their fragments (O, the scores, Q) fit 160 registers a lane, else 1.
+    Measured on an H100 (f16 4x16x2048x64 causal): 2 tiles a warp 262 TFLOP/s, 1 tile 246,
+    8 warps of 1 tile 200, 128-key tiles 200; at head dim 128 (bf16 1x32x2048x128) 2 tiles
+    spill (187 against 265 TFLOP/s).
 
     Else (FMAs): blocks of 64 query rows of one head; each thread holds 2 rows' shares of
     about 16 head-dim elements (of q and of the output: `block_threads` = 32 x the threads a
@@ -131,11 +136,18 @@ def attention_config(
         and "mma.sync" in _units(desc)
         and all(dim % 16 == 0 and dim <= _ATTENTION_MMA_HEAD_DIM for dim in head_dims)
     ):
+        # A lane's fragment registers per m16 tile: O's, a key tile's scores, Q's.
+        d, dv = head_dims
+        per_tile = dv // 2 + _ATTENTION_MMA_KEYS // 2 + d // 4
+        tiles = max(1, min(2, _ATTENTION_MMA_REGISTERS // per_tile))
         return {
             "strategy": "gpu_attention",
             "mma": "mma.sync",
-            "block_tile": [_ATTENTION_ROWS, _ATTENTION_MMA_KEYS],
-            "block_threads": _ATTENTION_ROWS // _ATTENTION_WARP_ROWS * desc.warp_size,
+            "block_tile": [
+                _ATTENTION_MMA_WARPS * _ATTENTION_WARP_ROWS * tiles,
+                _ATTENTION_MMA_KEYS,
+            ],
+            "block_threads": _ATTENTION_MMA_WARPS * desc.warp_size,
         }
     share = 1  # threads a row: the largest power of two leaving whole chunks of >= 16
     while max(head_dims) >= _ATTENTION_ROW_SHARE * 2 * share and share < desc.warp_size:
@@ -181,10 +193,12 @@ def _attention_problem(config: dict) -> str | None:
         return "'tile.config' gpu_attention: block_tile must be 2 positive sizes (rows, keys)"
     unit = config.get("mma", "simt")
     if unit == "mma.sync":
-        if threads % 32 or threads // 32 * _ATTENTION_WARP_ROWS != tile[0] or tile[1] % 16:
+        warps, left = divmod(threads, 32)
+        if left or not warps or tile[0] % (warps * _ATTENTION_WARP_ROWS) or tile[1] % 16:
             return (
-                f"'tile.config' gpu_attention on mma.sync: {threads} threads must be a warp per"
-                f" {_ATTENTION_WARP_ROWS} of the block's {tile[0]} rows, and key tiles whole 16s"
+                f"'tile.config' gpu_attention on mma.sync: {threads} threads must be warps of"
+                f" whole {_ATTENTION_WARP_ROWS}-row tiles of the block's {tile[0]} rows, and key"
+                " tiles whole 16s"
             )
         return None
     if unit != "simt":

@@ -17,7 +17,8 @@ Two ops become the SFU's approximate instructions where their type or flags allo
   `__expf`, the same two instructions; 1e-6 relative at x = -10), results under 2^-126 are
   0 as `--math-approximate` makes them under `afn`, -inf gives 0 and NaN stays NaN. Two
   instructions where the polynomial takes about fifteen: attention's inner loop is bound by
-  its exponentials once the products run on tensor cores.
+  its exponentials once the products run on tensor cores. f32 `math.exp2` with `afn` is
+  the one instruction (2 ulp).
 The NVVM pipeline runs `--math-approximate` with `keep=takes` so that it leaves these ops here.
 """
 
@@ -57,6 +58,11 @@ _APPROXIMATE = {
     "math.exp": (
         "ex2.approx.ftz.f32 $0, $1;",
         _LOG2E,
+        lambda op: _element_of(op.operands[0]) == "f32" and _allows_approximation(op),
+    ),
+    "math.exp2": (
+        "ex2.approx.ftz.f32 $0, $1;",
+        1.0,
         lambda op: _element_of(op.operands[0]) == "f32" and _allows_approximation(op),
     ),
 }

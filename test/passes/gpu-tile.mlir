@@ -413,8 +413,8 @@ func.func private @attention(%q: memref<1x2x8x16xf16>, %k: memref<1x2x8x16xf16>,
 // On tensor cores (mma = "mma.sync", f16/bf16): a warp per 16 query rows, dynamic shared
 // memory for Q and two slots of K and V tiles filled by cp.async, ldmatrix fragments (V's
 // transposed), S = Q K^T and O += P V as mma.sync steps; the tiles a causal mask or the end
-// of the 20 keys cut are masked under an scf.if; O goes through shared memory (f32) to the
-// rounding epilogue.
+// of the 20 keys cut are masked under an scf.if; the weights are 2^(scaled s - max), one FMA
+// and an exp2 each; O goes through shared memory (f32) to the rounding epilogue.
 // CHECK-LABEL: func.func private @attention_mma
 // CHECK-NOT: linalg.generic
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c32{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size
@@ -436,7 +436,9 @@ func.func private @attention(%q: memref<1x2x8x16xf16>, %k: memref<1x2x8x16xf16>,
 // CHECK: arith.cmpi sgt
 // CHECK: arith.cmpi uge
 // CHECK: gpu.shuffle  xor
-// CHECK: math.exp
+// CHECK: math.exp2 {{.*}} fastmath<afn> : f32
+// CHECK: math.fma
+// CHECK: math.exp2 {{.*}} fastmath<afn> : vector<2xf32>
 // CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xf16>
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: nvvm.mma.sync

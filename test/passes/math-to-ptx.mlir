@@ -78,17 +78,16 @@ gpu.module @kernels {
 // -----
 
 // f32 exp with fastmath afn (softmax's and attention's exponentials of x - max) is the SFU's
-// ex2.approx.ftz.f32 of x log2(e); an exp without afn, or of f16, stays for
-// --math-approximate.
+// ex2.approx.ftz.f32 of x log2(e), exp2 the instruction alone; an exp without afn, or of f16,
+// stays for --math-approximate.
 // CHECK-LABEL: gpu.func @exp
 // CHECK: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[LOG2E]] : f32
 // CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[SCALED]]
 // CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
-// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
-// CHECK-NOT: ex2.approx
 // CHECK: math.exp {{.*}} : f32
 // CHECK: math.exp {{.*}} fastmath<afn> : f16
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f" %arg0
 gpu.module @kernels {
   gpu.func @exp(%x: f32, %v: vector<2xf32>, %h: f16, %out: memref<3xf32>, %vout: memref<2xf32>, %hout: memref<f16>) kernel {
     %c0 = arith.constant 0 : index
@@ -97,7 +96,9 @@ gpu.module @kernels {
     %1 = math.exp %v fastmath<afn> : vector<2xf32>
     %2 = math.exp %x : f32
     %3 = math.exp %h fastmath<afn> : f16
+    %4 = math.exp2 %x fastmath<afn> : f32
     memref.store %0, %out[%c0] : memref<3xf32>
+    memref.store %4, %out[%c1] : memref<3xf32>
     memref.store %2, %out[%c1] : memref<3xf32>
     vector.store %1, %vout[%c0] : memref<2xf32>, vector<2xf32>
     memref.store %3, %hout[] : memref<f16>

@@ -86,26 +86,32 @@ func.func @reductions(%x: tensor<64x4096xbf16>, %y: tensor<64x4096xf32>) -> (ten
 
 // -----
 
-// Attention is one flash-style kernel of 64 query rows a block. f32 (and head dims past 128):
-// FMAs, 2 rows a thread, a row's head dim shared by threads in chunks of 16 (64 -> 4
+// Attention is one flash-style kernel. f32 (and head dims past 128): FMAs, 64 query rows a
+// block, 2 rows a thread, a row's head dim shared by threads in chunks of 16 (64 -> 4
 // threads, 256 -> 16), K and V staged in f32 tiles of 32 KiB together (64 keys at head dim
-// 64, 16 at 256). f16/bf16 with head dims of whole k16 steps up to 128: mma.sync, a warp per
-// 16 rows, 64-key tiles.
+// 64, 16 at 256). f16/bf16 with head dims of whole k16 steps up to 128: mma.sync, 4 warps,
+// 64-key tiles, a warp 2 m16 tiles of query rows at head dim 64 and 1 at 128 (where 2 would
+// take more than 160 fragment registers a lane).
 // SM80-LABEL: func.func private @attention_kernel_0
 // SM80-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 64, 64>, register_tile = array<i64: 2>, strategy = "gpu_attention"}
 // SM80-LABEL: func.func private @attention_kernel_1
 // SM80-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 64, 64>, mma = "mma.sync", strategy = "gpu_attention"}
 // SM80-LABEL: func.func private @attention_kernel_2
 // SM80-SAME: tile.config = {block_threads = 512 : i64, block_tile = array<i64: 64, 16>, register_tile = array<i64: 2>, strategy = "gpu_attention"}
+// SM80-LABEL: func.func private @attention_kernel_3
+// SM80-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 128, 64>, mma = "mma.sync", strategy = "gpu_attention"}
 // SM90A-LABEL: func.func private @attention_kernel_0
 // SM90A-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 64, 64>, register_tile = array<i64: 2>, strategy = "gpu_attention"}
 // SM90A-LABEL: func.func private @attention_kernel_1
 // SM90A-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 64, 64>, mma = "mma.sync", strategy = "gpu_attention"}
-func.func @attention(%q: tensor<1x12x1024x64xf32>, %h: tensor<2x32x128x128xbf16>, %w: tensor<1x2x100x256xf16>) -> (tensor<1x12x1024x64xf32>, tensor<2x32x128x128xbf16>, tensor<1x2x100x256xf16>) {
+// SM90A-LABEL: func.func private @attention_kernel_3
+// SM90A-SAME: tile.config = {block_threads = 128 : i64, block_tile = array<i64: 128, 64>, mma = "mma.sync", strategy = "gpu_attention"}
+func.func @attention(%q: tensor<1x12x1024x64xf32>, %h: tensor<2x32x128x128xbf16>, %w: tensor<1x2x100x256xf16>, %f: tensor<1x12x1024x64xf16>) -> (tensor<1x12x1024x64xf32>, tensor<2x32x128x128xbf16>, tensor<1x2x100x256xf16>, tensor<1x12x1024x64xf16>) {
   %0 = "graph.attention"(%q, %q, %q) {causal = true} : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32>
   %1 = "graph.attention"(%h, %h, %h) : (tensor<2x32x128x128xbf16>, tensor<2x32x128x128xbf16>, tensor<2x32x128x128xbf16>) -> tensor<2x32x128x128xbf16>
   %2 = "graph.attention"(%w, %w, %w) : (tensor<1x2x100x256xf16>, tensor<1x2x100x256xf16>, tensor<1x2x100x256xf16>) -> tensor<1x2x100x256xf16>
-  return %0, %1, %2 : tensor<1x12x1024x64xf32>, tensor<2x32x128x128xbf16>, tensor<1x2x100x256xf16>
+  %3 = "graph.attention"(%f, %f, %f) {causal = true} : (tensor<1x12x1024x64xf16>, tensor<1x12x1024x64xf16>, tensor<1x12x1024x64xf16>) -> tensor<1x12x1024x64xf16>
+  return %0, %1, %2, %3 : tensor<1x12x1024x64xf32>, tensor<2x32x128x128xbf16>, tensor<1x2x100x256xf16>, tensor<1x12x1024x64xf16>
 }
 
 // -----

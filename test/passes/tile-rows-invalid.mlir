@@ -121,7 +121,7 @@ func.func private @gpu_attention_register_tile(%q: tensor<1x2x64x64xf32>) -> ten
 
 // -----
 
-// expected-error @+1 {{'tile.config' gpu_attention on mma.sync: 256 threads must be a warp per 16 of the block's 64 rows, and key tiles whole 16s}}
+// expected-error @+1 {{'tile.config' gpu_attention on mma.sync: 256 threads must be warps of whole 16-row tiles of the block's 64 rows, and key tiles whole 16s}}
 func.func private @gpu_attention_mma_warps(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", mma = "mma.sync", block_tile = array<i64: 64, 64>, block_threads = 256 : i64}} {
   %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16>
   return %0 : tensor<1x2x64x64xf16>
@@ -129,7 +129,7 @@ func.func private @gpu_attention_mma_warps(%q: tensor<1x2x64x64xf16>) -> tensor<
 
 // -----
 
-// expected-error @+1 {{'tile.config' gpu_attention on mma.sync: 128 threads must be a warp per 16 of the block's 64 rows, and key tiles whole 16s}}
+// expected-error @+1 {{'tile.config' gpu_attention on mma.sync: 128 threads must be warps of whole 16-row tiles of the block's 64 rows, and key tiles whole 16s}}
 func.func private @gpu_attention_mma_keys(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> attributes {tile.kernel = "attention", tile.config = {strategy = "gpu_attention", mma = "mma.sync", block_tile = array<i64: 64, 40>, block_threads = 128 : i64}} {
   %0 = "graph.attention"(%q, %q, %q) : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16>
   return %0 : tensor<1x2x64x64xf16>
