@@ -276,7 +276,7 @@ def build(chip: str, out: Path, names: list[str]) -> None:
     from strata import compiler
 
     out.mkdir(parents=True, exist_ok=True)
-    timings = {}
+    timings, failed = {}, []
     for name in names:
         bench = BENCHES[name]
         start = time.perf_counter()
@@ -285,6 +285,7 @@ def build(chip: str, out: Path, names: list[str]) -> None:
             data = compiler.emit(compiler.load(bench.text), "artifact", target)
         except compiler.CompileError as error:
             print(f"{name:<32} does not compile: {str(error).splitlines()[0]}")
+            failed.append(name)
             continue
         timings[name] = time.perf_counter() - start
         (out / f"{_file_name(name)}.nvvm").write_bytes(data)
@@ -292,7 +293,8 @@ def build(chip: str, out: Path, names: list[str]) -> None:
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    (out / "build.json").write_text(json.dumps({"commit": commit, "compile_s": timings}))
+    built = {"commit": commit, "compile_s": timings, "failed": failed}
+    (out / "build.json").write_text(json.dumps(built))
 
 
 def _time(torch, fn, calls: int = 20, rounds: int = 7) -> float:
@@ -330,7 +332,8 @@ def run(folder: Path, output: Path | None, names: list[str], compile_peer: bool 
         " GB/s or TFLOP/s | vs copy | compile s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name in names:
+    attempted = set(built["compile_s"]) | set(built.get("failed", []))
+    for name in (n for n in names if n in attempted):  # the rows this folder was built for
         path = folder / f"{_file_name(name)}.nvvm"
         if not path.exists():
             lines.append(f"| {name} | does not compile | | | | | | | |")
