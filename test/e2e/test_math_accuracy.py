@@ -144,6 +144,23 @@ def test_unary_accuracy(name, rng):
     )
 
 
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_cos_reduced_in_f32(name, rng):
+    """Below 2^13 every lane of a vector is reduced in f32 (the sweep's vectors mix in larger
+    magnitudes and take f64): uniform samples, and the floats nearest k pi/2 and their
+    neighbours, where the reduced argument is smallest."""
+    k = np.arange(1, 5215, dtype=np.float64)
+    nearest = (k * (np.pi / 2)).astype(np.float32)
+    neighbours = np.concatenate([np.nextafter(nearest, 0), nearest, np.nextafter(nearest, 9e3)])
+    x = np.concatenate([rng.uniform(-8191.9, 8191.9, 1 << 16), neighbours, -neighbours])
+    x = x.astype(np.float32)
+    x = x[np.abs(x) < 2.0**13]
+    actual = compile_unary(one_op(name), x.size)(x)
+    errors = ulp_errors(actual, getattr(np, name)(x.astype(np.float64)))
+    worst = int(np.argmax(errors))
+    assert errors[worst] <= 2, f"{name}({x[worst]!r}) = {actual[worst]!r}: {errors[worst]:.2f} ulp"
+
+
 def test_pow_accuracy(rng):
     bases = sweep(rng)
     exponents = np.concatenate(
