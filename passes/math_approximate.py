@@ -212,8 +212,8 @@ def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> i
     # Clamped to where the result is inf (2^128) or rounds to 0 (2^-150 times at most 1.5):
     # the scaling below then overflows and underflows by itself, and NaN stays NaN throughout.
     clamped = x if finite else arith.minimumf(x, _const(t, 89.0))
-    low = _SMALLEST_NORMAL_EXP if flush_tiny else _EXP_UNDERFLOW
-    clamped = arith.maximumf(clamped, _const(t, low))
+    if not flush_tiny:  # else the lanes below are selected away (0) at the end
+        clamped = arith.maximumf(clamped, _const(t, _EXP_UNDERFLOW))
     # With one factor the rounding constant carries the exponent bias too: the low bits of
     # `shifted` then hold k + 127, which shifted into the exponent field is 2^k.
     rounding = _ROUNDING + 127 if flush_tiny else _ROUNDING
