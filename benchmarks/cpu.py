@@ -9,8 +9,9 @@ turns (a block of calls each, in several rounds), and reports the ratio strata/p
 throughput at the median and the best call (>1: strata is faster). strata
 compiles for the host with `cores` set to the thread count. OpenBLAS runs with
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment, so that it picks its
-AVX-512 kernel where the CPU has one; its threads are limited with threadpoolctl. Peers that
-are not installed (torch, onnxruntime, threadpoolctl) are left out of the rows.
+AVX-512 kernel where the CPU has one; its threads are limited with threadpoolctl. The peers
+are pinned in the `bench` extra (`pip install -e '.[bench]'`); those not installed (torch,
+onnxruntime) are left out of the rows, and without threadpoolctl only one thread count runs.
 """
 
 from __future__ import annotations
@@ -637,9 +638,15 @@ def _optional(name: str):
 
 def _blas_limits(threads: int):
     threadpoolctl = _optional("threadpoolctl")
-    if threadpoolctl is None:
-        return contextlib.nullcontext()
-    return threadpoolctl.threadpool_limits(threads, user_api="blas")
+    if threadpoolctl is not None:
+        return threadpoolctl.threadpool_limits(threads, user_api="blas")
+    if threads < int(os.environ.get("OPENBLAS_NUM_THREADS", threads)):
+        # numpy's rows would run OpenBLAS on more threads than strata's.
+        sys.exit(
+            f"benchmarks/cpu.py: numpy's OpenBLAS cannot be limited to {threads} thread(s)"
+            " without threadpoolctl: pip install -e '.[bench]' (or run one thread count)"
+        )
+    return contextlib.nullcontext()
 
 
 def run_all(threads: int, args) -> list:
