@@ -248,13 +248,19 @@ def attach(module: ir.Module | ir.Operation, target: TargetDesc) -> None:
     op.attributes[ATTR_NAME] = target.to_attr()
 
 
+class TargetDescError(CompileError, ValueError):
+    """A malformed `target.desc`: an error at the module for the tools, a ValueError (as
+    `TargetDesc.from_attr` raises) for Python callers."""
+
+
 def of(module: ir.Module | ir.Operation) -> TargetDesc | None:
     """The module's target description, None without one; a malformed one is a
-    `CompileError` at the module."""
+    `TargetDescError` at the module."""
     op = getattr(module, "operation", module)
     if ATTR_NAME not in op.attributes:
         return None
     try:
         return TargetDesc.from_attr(op.attributes[ATTR_NAME])
     except ValueError as error:
-        raise CompileError([Diagnostic("error", str(error), source_pos(op.location))]) from None
+        diagnostic = Diagnostic("error", str(error), source_pos(op.location))
+        raise TargetDescError([diagnostic]) from None
