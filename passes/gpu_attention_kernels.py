@@ -49,7 +49,7 @@ from .gpu_codegen import (
     when,
 )
 from .gpu_map_loops import VIEWS, index_constant
-from .ir_query import defining_op
+from .ir_query import constant_value, defining_op
 from .tile_lower import TransformFailure
 
 LANES = 4  # f32 accumulators and shared-memory reads: 16 bytes
@@ -77,18 +77,6 @@ _SOFTMAX_BODY = {
 
 def _body_ops(op: ir.Operation) -> list[ir.Operation]:
     return [view.operation for view in op.regions[0].blocks[0].operations]
-
-
-def _constant(value: ir.Value):
-    op = defining_op(value)
-    if op is None or op.name != "arith.constant":
-        return None
-    attr = op.attributes["value"]
-    if isinstance(attr, ir.FloatAttr):
-        return ir.FloatAttr(attr).value
-    if isinstance(attr, ir.IntegerAttr):
-        return ir.IntegerAttr(attr).value
-    return None
 
 
 def _index_dim(value: ir.Value) -> int | None:
@@ -119,7 +107,7 @@ def _zero_before(buffer: ir.Value, generics: list) -> bool:
         if op.operands[-1] != buffer:
             continue
         if _is_fill(op):
-            return _constant(op.operands[0]) == 0.0
+            return constant_value(op.operands[0]) == 0.0
         return _is_copy(op) and _zero_before(op.operands[0], generics[:position])
     return False
 
@@ -134,7 +122,7 @@ def score_transform(generic: ir.Operation) -> tuple[float, int | None]:
     if select is not None and select.name == "arith.select":
         condition, masked, result = select.operands
         compare = defining_op(condition)
-        if _constant(masked) != -math.inf or compare is None or compare.name != "arith.cmpi":
+        if constant_value(masked) != -math.inf or compare is None or compare.name != "arith.cmpi":
             raise TransformFailure("a score mask other than a causal one")
         if ir.IntegerAttr(compare.attributes["predicate"]).value != 4:  # sgt
             raise TransformFailure("a score mask other than a causal one")
@@ -142,7 +130,7 @@ def score_transform(generic: ir.Operation) -> tuple[float, int | None]:
         offset = 0
         add = defining_op(bound)
         if add is not None and add.name == "arith.addi":
-            bound, offset = add.operands[0], _constant(add.operands[1])
+            bound, offset = add.operands[0], constant_value(add.operands[1])
         if _index_dim(key) != 3 or _index_dim(bound) != 2 or offset is None:
             raise TransformFailure("a score mask other than a causal one")
     if result == block.arguments[0]:
@@ -152,10 +140,10 @@ def score_transform(generic: ir.Operation) -> tuple[float, int | None]:
         multiply is None
         or multiply.name != "arith.mulf"
         or multiply.operands[0] != block.arguments[0]
-        or _constant(multiply.operands[1]) is None
+        or constant_value(multiply.operands[1]) is None
     ):
         raise TransformFailure("scores transformed other than scaled and masked")
-    return _constant(multiply.operands[1]), offset
+    return constant_value(multiply.operands[1]), offset
 
 
 class AttentionKernel:

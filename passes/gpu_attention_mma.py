@@ -82,7 +82,7 @@ class MmaAttentionKernel(AttentionKernel):
             raise TransformFailure(f"tiles that {self.threads} threads do not copy evenly")
 
     def _chunk(self) -> int:
-        return ACCESS_BYTES * 8 // ir.FloatType(self.element).width
+        return ACCESS_BYTES // self._bytes()
 
     # -- shared memory ---------------------------------------------------------------------
 
@@ -90,12 +90,14 @@ class MmaAttentionKernel(AttentionKernel):
         """A staged row's elements: 16 bytes of padding."""
         return dim + self._chunk()
 
+    def _bytes(self) -> int:
+        return ir.FloatType(self.element).width // 8
+
     def _q_bytes(self) -> int:
-        return self.bm * self._rows(self.d) * ir.FloatType(self.element).width // 8
+        return self.bm * self._rows(self.d) * self._bytes()
 
     def _slot_bytes(self) -> int:
-        width = ir.FloatType(self.element).width // 8
-        return self.bn * (self._rows(self.d) + self._rows(self.dv)) * width
+        return self.bn * (self._rows(self.d) + self._rows(self.dv)) * self._bytes()
 
     def shared_bytes(self) -> int:
         staged = self._q_bytes() + _SLOTS * self._slot_bytes()
@@ -105,9 +107,8 @@ class MmaAttentionKernel(AttentionKernel):
         base = arith.addi(
             index_constant(self._q_bytes()), arith.muli(slot, index_constant(self._slot_bytes()))
         )
-        width = ir.FloatType(self.element).width // 8
         k_view = shared_view(self.dynamic, base, [self.bn, self._rows(self.d)], self.element)
-        v_base = arith.addi(base, index_constant(self.bn * self._rows(self.d) * width))
+        v_base = arith.addi(base, index_constant(self.bn * self._rows(self.d) * self._bytes()))
         v_view = shared_view(self.dynamic, v_base, [self.bn, self._rows(self.dv)], self.element)
         return k_view, v_view
 
@@ -183,6 +184,13 @@ class MmaAttentionKernel(AttentionKernel):
         return arith.addi(self._tile_row(i), arith.addi(self.group, index_constant(8 * h)))
 
     @staticmethod
+    def _rows_fragment(first: ir.Value, second: ir.Value) -> ir.Value:
+        """A vector<2x2xf32> with `first` along the lane's row g and `second` along g + 8:
+        a per-row factor in an accumulator fragment's layout."""
+        fragment_type = ir.VectorType.get([2, 2], ir.F32Type.get())
+        return vector.FromElementsOp(fragment_type, [first] * 2 + [second] * 2).result
+
+    @staticmethod
     def _zero_fragment() -> ir.Value:
         f32 = ir.F32Type.get()
         fragment_type = ir.VectorType.get([2, 2], f32)
@@ -238,10 +246,7 @@ class MmaAttentionKernel(AttentionKernel):
                 rescales.append(rescale)
                 for j, weight in enumerate(row_weights):
                     tile_weights[j][h] = weight
-            f32 = ir.F32Type.get()
-            rescale = vector.FromElementsOp(
-                ir.VectorType.get([2, 2], f32), [rescales[0]] * 2 + [rescales[1]] * 2
-            ).result
+            rescale = self._rows_fragment(*rescales)
             for e in range(per_tile):
                 outputs[i * per_tile + e] = arith.mulf(outputs[i * per_tile + e], rescale)
             half_pair = ir.VectorType.get([2], self.element)
@@ -351,9 +356,7 @@ class MmaAttentionKernel(AttentionKernel):
         per_tile = self.dv // MMA_SHAPE[1]
         for index, fragment in enumerate(outputs):
             i, e = divmod(index, per_tile)
-            inverse = vector.FromElementsOp(
-                ir.VectorType.get([2, 2], f32), [inverses[2 * i]] * 2 + [inverses[2 * i + 1]] * 2
-            ).result
+            inverse = self._rows_fragment(inverses[2 * i], inverses[2 * i + 1])
             fragment = arith.mulf(fragment, inverse)
             column = arith.addi(self.pair, c(e * MMA_SHAPE[1]))
             for h in range(2):

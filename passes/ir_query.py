@@ -28,6 +28,21 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
     return getattr(owner, "operation", owner)
 
 
+def constant_value(value: ir.Value) -> float | int | None:
+    """The number an `arith.constant` scalar or splat vector holds; None for anything else."""
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.DenseElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+        attr = ir.DenseElementsAttr(attr).get_splat_value()
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value
+    return None
+
+
 def user_op(use: ir.OpOperand) -> ir.Operation:
     return getattr(use.owner, "operation", use.owner)
 

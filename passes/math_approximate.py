@@ -57,7 +57,7 @@ from mlir.dialects import arith, scf, vector
 from mlir.dialects import math as mmath
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
-from .ir_query import defining_op
+from .ir_query import constant_value, defining_op
 from .registry import register_pass
 
 # ----------------------------------------------------------------------------------------------
@@ -387,7 +387,7 @@ def _scaled_by_inverse_sqrt2(v: ir.Value) -> ir.Value | None:
         return None
     a, b = owner.operands
     for x, c in ((a, b), (b, a)):
-        value = _splat_value(c)
+        value = constant_value(c)
         if value is not None and abs(abs(value) - _INV_SQRT2_F32) < 1e-7:
             return x
     return None
@@ -516,6 +516,17 @@ def _any_lane(condition: ir.Value) -> ir.Value:
     ).result
 
 
+def _branch_on_any_lane(condition: ir.Value, result_types: list, if_any, otherwise) -> list:
+    """The results of `if_any()` where `condition` holds in some lane, else of `otherwise()`
+    (an scf.if: the whole vector takes one branch)."""
+    branch = scf.IfOp(_any_lane(condition), result_types, has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp(list(if_any()))
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp(list(otherwise()))
+    return list(branch.results)
+
+
 def _reduce_f32(x: ir.Value) -> tuple[ir.Value, ir.Value]:
     """x - k pi/2 in f32 by three FMAs with pi/2 in three f32 pieces (Cody and Waite): the
     first is exact, so r carries two roundings; k fits 2^(24 - 11) steps of pi/2."""
@@ -535,12 +546,9 @@ def _reduce_f64(x: ir.Value) -> tuple[ir.Value, ir.Value]:
     f64 = _f64(t)
     x64 = arith.extf(f64, x)
     large = arith.cmpf(Cmp.OGE, mmath.absf(x), _const(t, _FAST_REDUCTION_LIMIT))
-    branch = scf.IfOp(_any_lane(large), [f64, f64], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.YieldOp(list(_reduce_general(x64)))
-    with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp(list(_reduce_fast(x64)))
-    r64, k64 = branch.results
+    r64, k64 = _branch_on_any_lane(
+        large, [f64, f64], lambda: _reduce_general(x64), lambda: _reduce_fast(x64)
+    )
     return arith.truncf(t, r64), arith.fptosi(_i32(f64), k64)
 
 
@@ -549,12 +557,7 @@ def _sin_cos(x: ir.Value, quadrant_shift: int) -> ir.Value:
     t = x.type
     i32 = _i32(t)
     beyond = arith.cmpf(Cmp.OGE, mmath.absf(x), _const(t, _F32_REDUCTION_LIMIT))
-    branch = scf.IfOp(_any_lane(beyond), [t, i32], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.YieldOp(list(_reduce_f64(x)))
-    with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp(list(_reduce_f32(x)))
-    r, k = branch.results
+    r, k = _branch_on_any_lane(beyond, [t, i32], lambda: _reduce_f64(x), lambda: _reduce_f32(x))
     quadrant = arith.addi(k, _const(i32, quadrant_shift))
     z = arith.mulf(r, r)
     sin_r = arith.addf(arith.mulf(arith.mulf(_horner(z, _SIN_COEFFICIENTS), z), r), r)
@@ -685,21 +688,8 @@ def _true(t: ir.Type) -> ir.Value:
     return _const(_like(t, ir.IntegerType.get_signless(1)), 1)
 
 
-def _splat_value(v: ir.Value) -> float | None:
-    """The float that a constant scalar or splat vector holds, or None."""
-    owner = defining_op(v)
-    if owner is None or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    if isinstance(attr, ir.FloatAttr):
-        return ir.FloatAttr(attr).value
-    if isinstance(attr, ir.DenseFPElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
-        return ir.FloatAttr(ir.DenseElementsAttr(attr).get_splat_value()).value
-    return None
-
-
 def _pow(x: ir.Value, y: ir.Value) -> ir.Value:
-    exponent = _splat_value(y)
+    exponent = constant_value(y)
     if exponent == 1.0:
         return x
     if exponent == 2.0:
@@ -756,7 +746,7 @@ def _log_of_one_plus(op, rewriter):
     if owner is None or owner.name != "arith.addf":
         return True
     a, b = owner.operands
-    x = b if _splat_value(a) == 1.0 else a if _splat_value(b) == 1.0 else None
+    x = b if constant_value(a) == 1.0 else a if constant_value(b) == 1.0 else None
     if x is None:
         return True
     with rewriter.ip, op.location:
