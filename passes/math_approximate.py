@@ -32,11 +32,13 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   pi/2, exact below 2^20), and beyond that a Payne-Hanek reduction (exact products with
   eight 28-bit pieces of 2/pi, each reduced mod 4, compensated sums); Cephes' polynomials on
   [-pi/4, pi/4]; NaN for +-inf.
-- pow, 1 ulp (0.53 at most on 2^22 random pairs): exp(y log|x|) in f64 (in f32 the error of
-  log would grow with y), log's division an f32 reciprocal and one f64 Newton step; the IEEE
-  special cases (pow(x, 0) = pow(1, y) = 1 even for NaN, odd integer powers keep the sign,
-  negative x to a non-integer power is NaN, infinite x and y). Constant exponents 1, 2 and -1
-  become a product or a division.
+- pow, 1 ulp (0.54 at most on 2^22 random pairs of each of four ranges): exp(y log|x|) in
+  f64 (in f32 the error of log would grow with y), log's division an f32 reciprocal and one
+  f64 Newton step, exp a degree-6 minimax polynomial (2^-29) scaled by exponent bits; the
+  IEEE special cases (pow(x, 0) = pow(1, y) = 1 even for NaN, odd integer powers keep the
+  sign, negative x to a non-integer power is NaN, infinite x and y) are selected only in
+  vectors with a lane that is not a normal positive x with a finite y. Constant exponents 1,
+  2 and -1 become a product or a division.
 
 sqrt stays `math.sqrt` (a hardware instruction). `--graph-to-linalg` writes the composite
 graph ops in forms without cancellation: sigmoid (4 ulp) from exp(-|x|), silu (4 ulp where
@@ -589,24 +591,38 @@ def cos_f32(x: ir.Value) -> ir.Value:
 # pow, in f64: the error of log(x) is multiplied by y, so f32 alone would lose up to 7 bits.
 
 _LOG_F64_TERMS = 6  # 2 atanh(s) = 2 (s + s^3/3 + ... + s^11/11), |s| < 0.172: 2^-34
-_EXP_F64_TERMS = 9  # exp(r) = sum r^n / n!, |r| < 0.35: 2^-32
-_LN2_HI_F64 = 6.93147180369123816490e-01  # fdlibm's ln2_hi (trailing zero bits), ln2_lo
-_LN2_LO_F64 = 1.90821492927058770002e-10
+_EXP_F64_COEFFICIENTS = (  # r^6 .. r^0: a minimax fit of exp on [-ln2/2, ln2/2], error 2^-29
+    0.001383684599792852,
+    0.008374815805629003,
+    0.04166822556951643,
+    0.16666420169828577,
+    0.49999992079815403,
+    1.0000000363232053,
+    1.000000000554167,
+)
+# In f64 a product k ln2 (|k| < 256) errs by under 2^-44: no two-part constant is needed
+# for an f32 result.
+_LN2_F64 = math.log(2.0)
+_EXP_F64_ROUNDING = 1.5 * 2.0**52 + 1023  # its sum's low bits: round(v) + the exponent bias
 
 
-def _log_f64(x: ir.Value) -> ir.Value:
-    """log(x) as f64 for positive, finite f32 x (subnormals included): x = 2^e m with m in
-    [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s), s = (m - 1) / (m + 1). The division is an
+def _log_f64(x: ir.Value, *, subnormal_x: bool = True) -> ir.Value:
+    """log(x) as f64 for positive, finite f32 x (subnormals too unless `subnormal_x` is
+    False): x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s),
+    s = (m - 1) / (m + 1). The division is an
     f32 reciprocal (16 lanes a 512-bit division where f64 takes 8, at twice the cost each)
     refined by one f64 Newton step: s's error goes from 2^-24 to 2^-47."""
     t = x.type
     i32 = _i32(t)
     f64 = _f64(t)
-    subnormal = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL))
-    scaled = arith.select(subnormal, arith.mulf(x, _const(t, 2.0**23)), x)
+    scaled = x
+    if subnormal_x:
+        subnormal = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL))
+        scaled = arith.select(subnormal, arith.mulf(x, _const(t, 2.0**23)), x)
     bits = arith.bitcast(i32, scaled)
     exponent = arith.subi(arith.shrui(bits, _const(i32, 23)), _const(i32, 127))
-    exponent = arith.select(subnormal, arith.subi(exponent, _const(i32, 23)), exponent)
+    if subnormal_x:
+        exponent = arith.select(subnormal, arith.subi(exponent, _const(i32, 23)), exponent)
     mantissa = arith.bitcast(
         t, arith.ori(arith.andi(bits, _const(i32, 0x007FFFFF)), _const(i32, 0x3F800000))
     )  # in [1, 2)
@@ -623,39 +639,65 @@ def _log_f64(x: ir.Value) -> ir.Value:
     s = _fma(reciprocal, residual, s)
     s2 = arith.mulf(s, s)
     series = _horner(s2, [2.0 / (2 * n + 1) for n in reversed(range(_LOG_F64_TERMS))])
-    e = arith.sitofp(f64, exponent)
-    return arith.addf(
-        arith.addf(arith.mulf(series, s), arith.mulf(e, _const(f64, _LN2_LO_F64))),
-        arith.mulf(e, _const(f64, _LN2_HI_F64)),
-    )
+    return _fma(arith.sitofp(f64, exponent), _const(f64, _LN2_F64), arith.mulf(series, s))
 
 
 def _exp_f64(x: ir.Value) -> ir.Value:
-    """exp(x) for x in [-104, 89] (the f32 range), as f64."""
+    """exp(x) for x in [-110, 100] (beyond the f32 range), as f64: x = k ln2 + r, and 2^k
+    from the low bits of the sum that rounds x / ln2 (k + 1023 there, shifted into the
+    exponent field)."""
     t = x.type
-    k = _round(arith.mulf(x, _const(t, 1.0 / math.log(2.0))))
-    r = arith.subf(
-        arith.subf(x, arith.mulf(k, _const(t, _LN2_HI_F64))), arith.mulf(k, _const(t, _LN2_LO_F64))
-    )
-    series = _horner(r, [1.0 / math.factorial(n) for n in reversed(range(_EXP_F64_TERMS))])
-    return arith.mulf(series, _power_of_two(arith.fptosi(_i64(t), k), ir.F64Type.get()))
+    i64 = _i64(t)
+    shifted = _fma(x, _const(t, 1.0 / _LN2_F64), _const(t, _EXP_F64_ROUNDING))
+    k = arith.subf(shifted, _const(t, _EXP_F64_ROUNDING))
+    r = _fma(k, _const(t, -_LN2_F64), x)
+    series = _horner(r, _EXP_F64_COEFFICIENTS)
+    scale = arith.bitcast(t, arith.shli(arith.bitcast(i64, shifted), _const(i64, 52)))
+    return arith.mulf(series, scale)
 
 
 def _is_integer(y: ir.Value) -> ir.Value:
     return arith.cmpf(Cmp.OEQ, mmath.floor(y), y)
 
 
+def _pow_magnitude(ax: ir.Value, y: ir.Value, *, subnormal_x: bool = True) -> ir.Value:
+    """|x|^y for positive, finite |x| and finite y: exp(y log|x|) in f64, the exponent
+    clamped to where the f32 result is 0 or inf."""
+    f64 = _f64(ax.type)
+    exponent = arith.mulf(arith.extf(f64, y), _log_f64(ax, subnormal_x=subnormal_x))
+    clamped = arith.minimumf(arith.maximumf(exponent, _const(f64, -110.0)), _const(f64, 100.0))
+    return arith.truncf(ax.type, _exp_f64(clamped))
+
+
 def pow_f32(x: ir.Value, y: ir.Value) -> ir.Value:
+    """A vector whose lanes all have a normal positive x and a finite y (the common case)
+    takes the arithmetic alone; one with any other lane also selects the special cases."""
     t = x.type
-    f64 = _f64(t)
+    ordinary = arith.andi(
+        arith.andi(
+            arith.cmpf(Cmp.OGE, x, _const(t, _SMALLEST_NORMAL)),
+            arith.cmpf(Cmp.OLT, x, _const(t, math.inf)),
+        ),
+        arith.cmpf(Cmp.OLT, mmath.absf(y), _const(t, math.inf)),
+    )
+    special = arith.xori(ordinary, _true(t))
+    return _branch_on_any_lane(
+        special,
+        [t],
+        lambda: [_pow_special(x, y)],
+        lambda: [_pow_magnitude(x, y, subnormal_x=False)],
+    )[0]
+
+
+def _pow_special(x: ir.Value, y: ir.Value) -> ir.Value:
+    """pow with the IEEE special cases selected lane by lane."""
+    t = x.type
     ax = mmath.absf(x)
     zero, one = _const(t, 0.0), _const(t, 1.0)
     # |x| is 0 or inf or not normal in f64 only where the special cases below decide.
     safe = arith.select(arith.cmpf(Cmp.ONE, ax, zero), ax, one)
     safe = arith.select(arith.cmpf(Cmp.OEQ, safe, _const(t, math.inf)), one, safe)
-    exponent = arith.mulf(arith.extf(f64, y), _log_f64(safe))
-    clamped = arith.minimumf(arith.maximumf(exponent, _const(f64, -110.0)), _const(f64, 100.0))
-    magnitude = arith.truncf(t, _exp_f64(clamped))
+    magnitude = _pow_magnitude(safe, y)
     # |x| = 0 or inf: 0 or inf by the sign of y.
     y_positive = arith.cmpf(Cmp.OGT, y, zero)
     inf = _const(t, math.inf)

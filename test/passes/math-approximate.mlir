@@ -149,12 +149,21 @@ func.func @sin_cos(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
 
 // -----
 
-// pow with a constant exponent of 2 is a product; otherwise exp(y log|x|) in f64.
+// pow with a constant exponent of 2 is a product; otherwise exp(y log|x|) in f64. A vector
+// with any lane outside normal positive x and finite y also selects the special cases; the
+// others take the arithmetic alone.
 // CHECK-LABEL: func.func @pow_f32
 // CHECK: %[[SQUARE:.*]] = arith.mulf %[[X:.*]], %[[X]] : vector<8xf32>
 // CHECK-NOT: math.powf
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %{{.*}} : vector<8xi1> into i1
+// CHECK: scf.if %[[ANY]] -> (vector<8xf32>)
 // CHECK: arith.extf %{{.*}} : vector<8xf32> to vector<8xf64>
 // CHECK: arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
+// CHECK: arith.cmpf oeq
+// CHECK: } else {
+// CHECK-NOT: arith.cmpf {{oeq|olt|uno}}
+// CHECK: arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
+// CHECK-NEXT: scf.yield
 func.func @pow_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
   %two = arith.constant dense<2.0> : vector<8xf32>
   %0 = math.powf %x, %two : vector<8xf32>
