@@ -608,10 +608,10 @@ _EXP_F64_ROUNDING = 1.5 * 2.0**52 + 1023  # its sum's low bits: round(v) + the e
 
 def _log_f64(x: ir.Value, *, subnormal_x: bool = True) -> ir.Value:
     """log(x) as f64 for positive, finite f32 x (subnormals too unless `subnormal_x` is
-    False): x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s),
-    s = (m - 1) / (m + 1). The division is an
-    f32 reciprocal (16 lanes a 512-bit division where f64 takes 8, at twice the cost each)
-    refined by one f64 Newton step: s's error goes from 2^-24 to 2^-47."""
+    False): x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s), s = (m - 1) /
+    (m + 1). The division is an f32 reciprocal (16 lanes a 512-bit division where f64 takes
+    8, at twice the cost each) refined by one f64 Newton step: s's error goes from 2^-24 to
+    2^-47."""
     t = x.type
     i32 = _i32(t)
     f64 = _f64(t)
