@@ -426,9 +426,13 @@ def softmax(x: ir.Value, axis: int, safe: bool = False) -> ir.Value:
     full = list(range(t.rank))
     kept = [i for i in full if i != axis]
     element = t.element_type
-    # maxnumf takes fewer instructions than maximumf's NaN propagation; a NaN in the row is
-    # skipped here and still makes the whole row NaN through its exponential.
-    peak = lb.reduce(x, [axis], lb.lowest(element), arith.maxnumf)
+    # The max of a row that holds a NaN is left unspecified (no NaNs, no signed zeros: one
+    # vmaxps per vector, where maxnumf takes three); such a row is NaN through its own
+    # exponential whatever its max.
+    no_nans = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
+    peak = lb.reduce(
+        x, [axis], lb.lowest(element), lambda v, m: arith.maximumf(v, m, fastmath=no_nans)
+    )
     shifted = lb.generic(
         [x, peak],
         lb.empty(t.shape, element),

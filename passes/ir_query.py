@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from mlir import ir
 
@@ -63,3 +64,124 @@ def symbol_name(op: ir.Operation) -> str:
 def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
     """The op's attributes by name (for rebuilding it with other operands or types)."""
     return {op.attributes[i].name: op.attributes[i].attr for i in range(len(op.attributes))}
+
+
+@dataclass(frozen=True)
+class VectorAccess:
+    """A load or store of one whole vector along a buffer's trailing dims: no mask, nothing
+    out of bounds, no permutation. `value` is the vector loaded or stored."""
+
+    op: ir.Operation
+    buffer: ir.Value
+    indices: tuple[ir.Value, ...]
+    value: ir.Value
+    writes: bool
+
+    @property
+    def vector(self) -> ir.VectorType:
+        return ir.VectorType(self.value.type)
+
+    def extent(self, dim: int) -> int:
+        """How many elements the access covers along the buffer's dim `dim`."""
+        rank, shape = len(self.indices), self.vector.shape
+        return shape[dim - rank + len(shape)] if dim >= rank - len(shape) else 1
+
+    def span(self, dim: int) -> tuple[int, int] | None:
+        """The elements of dim `dim` it covers, [start, end), over all the iterations of the
+        `scf.for` right around it when the index there is that loop's induction variable (with
+        constant bounds); None when not known."""
+        index = self.indices[dim]
+        start = constant_value(index)
+        if start is not None:
+            return start, start + self.extent(dim)
+        loop = self.op.parent
+        if loop.name != "scf.for" or index != loop.regions[0].blocks[0].arguments[0]:
+            return None
+        lower, upper, step = (constant_value(v) for v in loop.operands[:3])
+        if None in (lower, upper, step):
+            return None
+        if upper <= lower:
+            return lower, lower
+        return lower, lower + (upper - lower - 1) // step * step + self.extent(dim)
+
+
+def disjoint(a: VectorAccess, b: VectorAccess) -> bool:
+    """Whether two accesses of one buffer provably touch no common element: along some dim
+    their spans do not meet."""
+    if a.buffer != b.buffer:
+        return False
+    for dim in range(len(a.indices)):
+        span_a, span_b = a.span(dim), b.span(dim)
+        if span_a and span_b and (span_a[1] <= span_b[0] or span_b[1] <= span_a[0]):
+            return True
+    return False
+
+
+_VECTOR_ACCESSES = {
+    # name: (position of the buffer, position of the stored value or None, writes)
+    "vector.load": (0, None, False),
+    "vector.store": (1, 0, True),
+    "vector.transfer_read": (0, None, False),
+    "vector.transfer_write": (1, 0, True),
+}
+
+
+def vector_access(op: ir.Operation) -> VectorAccess | None:
+    """`op` as a VectorAccess; None for any other op, a masked, out-of-bounds or permuted
+    transfer, or one of a tensor."""
+    op = op.operation
+    if op.name not in _VECTOR_ACCESSES:
+        return None
+    at, stored, writes = _VECTOR_ACCESSES[op.name]
+    buffer = op.operands[at]
+    if not isinstance(buffer.type, ir.MemRefType):
+        return None
+    rank = ir.MemRefType(buffer.type).rank
+    indices = tuple(op.operands[at + 1 : at + 1 + rank])
+    if op.name.startswith("vector.transfer_"):
+        # A read also takes its padding: anything after that is a mask.
+        if len(op.operands) != at + 1 + rank + (0 if writes else 1):
+            return None
+        if not all(ir.BoolAttr(flag).value for flag in ir.ArrayAttr(op.attributes["in_bounds"])):
+            return None
+        permutation = ir.AffineMapAttr(op.attributes["permutation_map"]).value
+        if permutation != ir.AffineMap.get_minor_identity(rank, len(permutation.results)):
+            return None
+    value = op.operands[stored] if writes else op.results[0]
+    return VectorAccess(op, buffer, indices, value, writes)
+
+
+_VIEWS = (
+    "memref.subview",
+    "memref.cast",
+    "memref.reinterpret_cast",
+    "memref.expand_shape",
+    "memref.collapse_shape",
+    "memref.transpose",
+    "memref.view",
+)
+
+
+def buffer_root(buffer: ir.Value) -> ir.Value:
+    """The buffer that `buffer` is a view of (through any chain of views), or itself."""
+    op = defining_op(buffer)
+    while op is not None and op.name in _VIEWS:
+        buffer = op.operands[0]
+        op = defining_op(buffer)
+    return buffer
+
+
+def may_alias(a: ir.Value, b: ir.Value) -> bool:
+    """Whether two buffers may share memory. Distinct allocations do not, and neither do
+    distinct arguments of a function (bufferization's contract at function boundaries)."""
+    root_a, root_b = buffer_root(a), buffer_root(b)
+    if root_a == root_b:
+        return True
+    known = []
+    for root in (root_a, root_b):
+        op = defining_op(root)
+        known.append(
+            (op is not None and op.name in ("memref.alloc", "memref.alloca"))
+            or (op is None and root.owner.owner.operation.name == "func.func")
+        )
+    return not all(known)

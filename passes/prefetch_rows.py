@@ -6,7 +6,9 @@ on memory and the arithmetic waits on the reads, one row after the other. --tile
 its row loop with `tile.prefetch_rows = k`; this pass gives every vector read of a kernel
 argument (a buffer of rank 2 or more) in that loop a prefetch of the same columns `k` rows
 further down (into L2, the row index clamped to the last row), one per 64-byte line, so the
-next row arrives while this one is computed.
+next row arrives while this one is computed. Only the first loop that reads an argument
+prefetches it: a later loop over the same row (softmax's max, then its exponentials) would
+ask for lines already on their way.
 
 Run it on vectorized buffers (after --tile-vectorize), where the reads index the kernel's
 arguments themselves.
@@ -65,6 +67,8 @@ def prefetch_rows(module: ir.Operation) -> None:
             while kernel.name != "func.func":
                 kernel = kernel.parent
             reads = partial(_argument_read, arguments=list(kernel.regions[0].blocks[0].arguments))
+            first_reader = {}
             for read in find_ops(loop, reads):
-                _prefetch_ahead(read, rows_ahead)
+                if first_reader.setdefault(read.operands[0], read.parent) == read.parent:
+                    _prefetch_ahead(read, rows_ahead)
             del loop.attributes[PREFETCH_ATTR]

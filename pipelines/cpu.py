@@ -11,6 +11,7 @@ from mlir import ir
 from ..passes.bool_storage import bool_storage
 from ..passes.dedup_kernels import dedup_kernels
 from ..passes.elide_result_copies import elide_result_copies
+from ..passes.fuse_vector_loops import fuse_vector_loops
 from ..passes.graph_cse import graph_cse
 from ..passes.graph_fuse import graph_fuse
 from ..passes.graph_to_linalg import graph_to_linalg
@@ -20,6 +21,7 @@ from ..passes.lower_fork_join import lower_fork_join
 from ..passes.math_approximate import math_approximate
 from ..passes.outline_parallel import outline_parallel
 from ..passes.prefetch_rows import prefetch_rows
+from ..passes.rows_in_place import rows_in_place
 from ..passes.streaming_stores import streaming_stores
 from ..passes.tile_configure import KERNEL_ATTR, tile_configure
 from ..passes.tile_lower import tile_lower, tile_vectorize
@@ -91,6 +93,8 @@ def pipeline() -> Pipeline:
             Stage("bufferize", BUFFERIZE, "tensors to buffers; results to out-parameters"),
             Stage("elide-result-copies", elide_result_copies, "results into out-parameters"),
             Stage("tile-vectorize", tile_vectorize, "vectorize the tiled ops"),
+            Stage("rows-in-place", rows_in_place, "row temporaries in their result rows"),
+            Stage("fuse-vector-loops", fuse_vector_loops, "a loop joins the loop it reads"),
             Stage(
                 "hoist-buffers",
                 "func.func(buffer-loop-hoisting)",

@@ -268,6 +268,31 @@ def test_softmax_is_stable(axis, row, rng):
     check(actual, expected, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("safe", [False, True])
+@pytest.mark.parametrize("row", [127, 1000, 1024])
+def test_softmax_rows_with_nan_and_inf(safe, row, rng):
+    """A NaN makes its own row NaN and no other; a row of -inf is 0 in a safe softmax (NaN
+    otherwise); -inf entries of other rows are exact zeros."""
+    x = rand(rng, 6, row) * 10
+    x[1, row // 2] = np.nan
+    x[2, :] = -np.inf
+    x[3, ::3] = -np.inf
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+        expected = e / e.sum(axis=1, keepdims=True)
+    if safe:
+        expected[2] = 0.0
+    attrs = "axis = 1 : i64" + (", safe = true" if safe else "")
+    actual = run_op("softmax", [x], tensor_type(x.shape), attrs)
+    assert np.isnan(actual[1]).all()
+    assert (actual[3, ::3] == 0).all()
+    rows = [0, 2, 3, 4, 5] if safe else [0, 3, 4, 5]
+    check(actual[rows], expected[rows], rtol=1e-5, atol=1e-7)
+    if not safe:
+        assert np.isnan(actual[2]).all()
+
+
 @pytest.mark.parametrize("axis", [-1, 1])
 @pytest.mark.parametrize("row", ROW_LENGTHS)
 def test_layer_norm(axis, row, rng):

@@ -97,13 +97,13 @@ func.func @max_pool_pads_with_lowest(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4x
 
 // -----
 
-// The stable form: max-reduce (maxnumf: a NaN still reaches every output through its
-// exponential), exp(x - max) allowed to flush results under 2^-126 (afn), sum-reduce, one
+// The stable form: max-reduce (with no NaNs: a NaN still reaches every output of its row
+// through its exponential), exp(x - max) allowed to flush results under 2^-126 (afn), sum-reduce, one
 // reciprocal per row (a named op, so that elementwise fusion does not compute it per element),
 // multiply.
 // CHECK-LABEL: func.func @softmax
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.maxnumf
+// CHECK: arith.maximumf %{{.*}} fastmath<nnan,nsz>
 // CHECK: linalg.generic
 // CHECK: arith.subf
 // CHECK: math.exp %{{.*}} fastmath<ninf,afn>

@@ -62,3 +62,37 @@ func.func private @temporaries(%x: memref<1024xf32>, %y: memref<256x1024xf32>) {
   memref.dealloc %t : memref<256x1024xf32>
   return
 }
+
+// -----
+
+// Two loops over one row of %x (softmax's max, then its exponentials): only the first
+// prefetches the next row; the second would ask for lines already on their way.
+// CHECK-LABEL: func.func private @two_passes
+// CHECK: scf.for
+// CHECK: memref.prefetch %arg0
+// CHECK: vector.load %arg0
+// CHECK: scf.for
+// CHECK-NOT: memref.prefetch
+// CHECK: vector.load %arg0
+// CHECK: return
+func.func private @two_passes(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  scf.for %r = %c0 to %c256 step %c1 {
+    %m = scf.for %c = %c0 to %c1024 step %c16 iter_args(%acc = %zero) -> (vector<16xf32>) {
+      %v = vector.load %x[%r, %c] : memref<256x1024xf32>, vector<16xf32>
+      %n = arith.maximumf %v, %acc : vector<16xf32>
+      scf.yield %n : vector<16xf32>
+    }
+    scf.for %c = %c0 to %c1024 step %c16 {
+      %v = vector.load %x[%r, %c] : memref<256x1024xf32>, vector<16xf32>
+      %d = arith.subf %v, %m : vector<16xf32>
+      vector.store %d, %y[%r, %c] : memref<256x1024xf32>, vector<16xf32>
+    }
+  } {tile.prefetch_rows = 1 : i64}
+  return
+}
