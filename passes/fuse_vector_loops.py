@@ -6,7 +6,8 @@ its squares. Each second loop reads back every vector the first one stored. Fuse
 taken from the register the exponential is in, and the row is walked once less.
 
 Two `scf.for` loops of one block are fused when
-- they have the same bounds and step, and neither holds a region;
+- they have the same bounds and step, neither holds a region, and the second does not use
+  the first's results;
 - the second loads a vector that the first stores (the reason to fuse);
 - each op between them moves above the first loop (it does not use the first loop's results
   and touches none of the elements the first stores or stores to any it reads) or below the
@@ -107,6 +108,8 @@ def _split_between(
     used_by_second = set(second.operands)
     for op in second.regions[0].blocks[0].operations:
         used_by_second.update(op.operands)
+    if any(r in used_by_second for r in first.results):
+        return None
     blocked = set(first.results)  # values that cannot be used above the first loop
     up, down, down_accesses = [], [], []
     for op in ops:

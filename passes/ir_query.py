@@ -57,6 +57,16 @@ def within(op: ir.Operation, ancestor: ir.Operation) -> bool:
     return False
 
 
+def top_level(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """The ancestor of `op` (or op itself) that sits in `block` of the same function; None if
+    there is none."""
+    while op.block != block:
+        op = op.parent
+        if op is None or op.name == "func.func":
+            return None
+    return op
+
+
 def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 

@@ -257,6 +257,26 @@ _SMALLEST_NORMAL = 2.0**-126
 
 
 def log_f32(x: ir.Value) -> ir.Value:
+    """A vector whose lanes are all normal, positive and finite skips the subnormal scaling
+    and the special-case selects (one any-lane branch, as in sin and cos)."""
+    t = x.type
+    i32 = _i32(t)
+    # Normal positive finite x has bits in [2^23, 0x7F800000): shifted down by 2^23, below
+    # 0x7F000000 as an unsigned number; 0, subnormals, negatives, inf and NaN are not.
+    shifted = arith.subi(arith.bitcast(i32, x), _const(i32, 0x00800000))
+    special = arith.cmpi(arith.CmpIPredicate.uge, shifted, _const(i32, 0x7F000000))
+    return _branch_on_any_lane(special, [t], lambda: [_log_any(x)], lambda: [_log_normal(x)])[0]
+
+
+def _log_normal(x: ir.Value) -> ir.Value:
+    """log(x) for normal, positive, finite x."""
+    i32 = _i32(x.type)
+    bits = arith.bitcast(i32, x)
+    exponent = arith.subi(arith.shrui(bits, _const(i32, 23)), _const(i32, 126))
+    return _log_of_parts(bits, exponent)
+
+
+def _log_any(x: ir.Value) -> ir.Value:
     t = x.type
     i32 = _i32(t)
     # Subnormals carry fewer mantissa bits: scale them into the normal range first.
@@ -265,6 +285,16 @@ def log_f32(x: ir.Value) -> ir.Value:
     bits = arith.bitcast(i32, scaled)
     exponent = arith.subi(arith.shrui(bits, _const(i32, 23)), _const(i32, 126))
     exponent = arith.select(subnormal, arith.subi(exponent, _const(i32, 23)), exponent)
+    y = _log_of_parts(bits, exponent)
+    y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, math.inf)), x, y)
+    y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, 0.0)), _const(t, -math.inf), y)
+    return arith.select(arith.cmpf(Cmp.ULT, x, _const(t, 0.0)), _const(t, math.nan), y)
+
+
+def _log_of_parts(bits: ir.Value, exponent: ir.Value) -> ir.Value:
+    """log(m 2^exponent) for the mantissa bits `bits` of a normal number (m in [0.5, 1))."""
+    i32 = bits.type
+    t = _f32(i32)
     mantissa_bits = arith.ori(arith.andi(bits, _const(i32, 0x007FFFFF)), _const(i32, 0x3F000000))
     m = arith.bitcast(t, mantissa_bits)  # in [0.5, 1)
     low = arith.cmpf(Cmp.OLT, m, _const(t, _SQRT_HALF))
@@ -275,10 +305,7 @@ def log_f32(x: ir.Value) -> ir.Value:
     y = arith.mulf(arith.mulf(f, z), _horner(f, _LOG_COEFFICIENTS))
     y = arith.addf(y, arith.mulf(e, _const(t, _LN2_LO)))
     y = arith.subf(y, arith.mulf(z, _const(t, 0.5)))
-    y = arith.addf(arith.addf(f, y), arith.mulf(e, _const(t, _LN2_HI)))
-    y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, math.inf)), x, y)
-    y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, 0.0)), _const(t, -math.inf), y)
-    return arith.select(arith.cmpf(Cmp.ULT, x, _const(t, 0.0)), _const(t, math.nan), y)
+    return arith.addf(arith.addf(f, y), arith.mulf(e, _const(t, _LN2_HI)))
 
 
 def log1p_f32(x: ir.Value) -> ir.Value:

@@ -35,19 +35,11 @@ from .ir_query import (
     constant_value,
     defining_op,
     find_ops,
+    top_level,
     user_op,
     vector_access,
 )
 from .registry import register_pass
-
-
-def _top_level(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
-    """The ancestor of `op` (or op itself) that sits in `block`."""
-    while op.block != block:
-        if op.parent is None or op.parent.name == "func.func":
-            return None
-        op = op.parent
-    return op
 
 
 def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
@@ -55,7 +47,7 @@ def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
     an op before `op` in an enclosing block."""
     owner = defining_op(value)
     block = value.owner if owner is None else owner.block
-    anchor = _top_level(op, block)
+    anchor = top_level(op, block)
     return anchor is not None and (owner is None or owner.is_before_in_block(anchor))
 
 
@@ -174,7 +166,7 @@ def _in_place(alloc: ir.Operation) -> bool:
     accesses = [vector_access(user_op(use)) for use in temp.uses]
     if not accesses or any(a is None for a in accesses):
         return False
-    tops = [_top_level(a.op, alloc.block) for a in accesses]
+    tops = [top_level(a.op, alloc.block) for a in accesses]
     if any(top is None for top in tops):
         return False
     # The last stretch: the top-level ops after the one that stores into `temp` last.
@@ -190,7 +182,7 @@ def _in_place(alloc: ir.Operation) -> bool:
     if any(alloc.block not in (r.op.block, r.op.parent.block) for r in reads):
         return False
     block = list(alloc.block.operations)
-    position = {id(a): block.index(_top_level(a.op, alloc.block)) for a in reads}
+    position = {id(a): block.index(top_level(a.op, alloc.block)) for a in reads}
     pairs, unpaired, out = [], [], None
     for read in sorted(reads, key=lambda a: position[id(a)]):
         store = _paired_store(read, out)
@@ -213,7 +205,7 @@ def _in_place(alloc: ir.Operation) -> bool:
         if others is None or not all(map(_same_index, offsets, others)):
             return False
     paired = [store.op for _, store in pairs]
-    end = max(block.index(_top_level(op, alloc.block)) for op in paired)
+    end = max(block.index(top_level(op, alloc.block)) for op in paired)
     if any(_touches(op, out, paired) for op in block[block.index(alloc.operation) + 1 : end + 1]):
         return False
     if not all(_hoist_index(o, alloc) for o in offsets if isinstance(o, ir.Value)):

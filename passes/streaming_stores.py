@@ -30,7 +30,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm, memref, scf, vector
 
 from ..dialects import target as target_dialect
-from .ir_query import defining_op, user_op
+from .ir_query import defining_op, top_level, user_op
 from .registry import register_pass
 from .tile_configure import KERNEL_ATTR, kernels
 
@@ -235,7 +235,7 @@ def stream_kernel(kernel: ir.Operation) -> bool:
     for position in outputs:
         for use in list(body.arguments[position].uses):
             store = user_op(use)
-            if not _in_block(store, streaming):
+            if top_level(store, streaming) is None:
                 continue
             task = _enclosing_forall(store, choice.operation)
             if task is not None and task not in tasks:
@@ -245,16 +245,6 @@ def stream_kernel(kernel: ir.Operation) -> bool:
         _fence_at_end(task.regions[0].blocks[0], kernel.location)
     _fence_at_end(streaming, kernel.location)
     return True
-
-
-def _in_block(op: ir.Operation, block: ir.Block) -> bool:
-    """Whether `op` is in `block` or nested in one of its ops."""
-    owner = block.owner.operation
-    while op.name != "func.func":
-        if op.parent == owner:
-            return op.block == block
-        op = op.parent
-    return False
 
 
 @register_pass("streaming-stores", "Non-temporal stores for kernel outputs larger than the cache")

@@ -32,7 +32,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from . import linalg_builders as lb
-from .ir_query import attributes_of, find_ops, symbol_name, user_op
+from .ir_query import attributes_of, find_ops, symbol_name, top_level, user_op
 from .registry import register_pass
 
 WORKSPACE_ATTR = "tile.workspace"
@@ -59,15 +59,6 @@ class _Buffer:
     last: int
     offset: int = 0
     slot: tuple[ir.Value, int] | None = None  # (induction variable, bytes per iteration)
-
-
-def _top_level(op: ir.Operation, body: ir.Block) -> ir.Operation | None:
-    """The ancestor of `op` (or op itself) that sits in `body`."""
-    while op.block != body:
-        op = op.parent
-        if op.name == "func.func":
-            return None
-    return op
 
 
 def _inside_parallel_loop(op: ir.Operation) -> bool:
@@ -212,7 +203,7 @@ class _Planner:
                 induction, trips = task
                 slot = (induction, _align(size))
                 size = trips * _align(size)
-            spots = [index[_top_level(u, body)] for u in [op, *users]]
+            spots = [index[top_level(u, body)] for u in [op, *users]]
             buffers.append(_Buffer(op, size, min(spots), max(spots), slot=slot))
         return buffers
 

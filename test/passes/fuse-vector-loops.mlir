@@ -70,11 +70,13 @@ func.func private @remainder_between(%x: memref<1x1000xf32>, %t: memref<1x1000xf
 // -----
 
 // Left alone: other bounds; an op between that needs the first loop's result and that the
-// second loop needs; the second reads the next vector (another iteration's); loops that share
-// nothing (no reason to fuse).
+// second loop needs; the second starts from the first's result; the second reads the next
+// vector (another iteration's); loops that share nothing (no reason to fuse).
 // CHECK-LABEL: func.func private @other_bounds
 // CHECK-COUNT-2: scf.for
 // CHECK-LABEL: func.func private @dependent_between
+// CHECK-COUNT-2: scf.for
+// CHECK-LABEL: func.func private @starts_from_first
 // CHECK-COUNT-2: scf.for
 // CHECK-LABEL: func.func private @next_vector
 // CHECK-COUNT-2: scf.for
@@ -108,6 +110,23 @@ func.func private @dependent_between(%x: memref<1024xf32>, %t: memref<1024xf32>,
   }
   %init = arith.addf %m, %z : vector<64xf32>
   %sum = scf.for %j = %c0 to %c1024 step %c64 iter_args(%a = %init) -> (vector<64xf32>) {
+    %e = vector.load %t[%j] : memref<1024xf32>, vector<64xf32>
+    %s = arith.addf %e, %a : vector<64xf32>
+    scf.yield %s : vector<64xf32>
+  }
+  return %sum : vector<64xf32>
+}
+func.func private @starts_from_first(%x: memref<1024xf32>, %t: memref<1024xf32>, %z: vector<64xf32>) -> vector<64xf32> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %m = scf.for %i = %c0 to %c1024 step %c64 iter_args(%b = %z) -> (vector<64xf32>) {
+    %v = vector.load %x[%i] : memref<1024xf32>, vector<64xf32>
+    vector.store %v, %t[%i] : memref<1024xf32>, vector<64xf32>
+    %n = arith.maximumf %v, %b : vector<64xf32>
+    scf.yield %n : vector<64xf32>
+  }
+  %sum = scf.for %j = %c0 to %c1024 step %c64 iter_args(%a = %m) -> (vector<64xf32>) {
     %e = vector.load %t[%j] : memref<1024xf32>, vector<64xf32>
     %s = arith.addf %e, %a : vector<64xf32>
     scf.yield %s : vector<64xf32>
