@@ -6,11 +6,15 @@ A kernel is one unit of code generation: a private `func.func @<caller>_kernel_<
 - an **anchor** (matmul, conv2d, softmax, layer_norm, rms_norm, reductions, pooling, lrn,
   attention) with the elementwise ops that consume it in a chain (bias, activation, residual:
   the epilogue), and with a chain of elementwise ops that only feed it (the prologue);
-- a chain of **elementwise** ops on its own.
+- a chain of **elementwise** ops on its own; chains that meet again (a value used by two
+  elementwise chains that join, as in `sigmoid(v) + silu(v)`, or an input of a chain
+  computed by another) become one kernel when together they still have one result and no op
+  outside them sits between them in the data flow.
 
 Data movement (reshape, transpose, concat, slice, gather, pad, broadcast_to) stays in the caller
 between kernels. Constants used by a kernel are copied into it, so that code generation sees
-them. A chain only grows through values with one use, so every kernel has one result.
+them. A chain only grows through values with one use, and merged chains keep every other value
+inside, so every kernel has one result.
 """
 
 from __future__ import annotations
@@ -90,7 +94,61 @@ def _groups(block: ir.Block) -> list[_Group]:
         group = _Group(op, ANCHORS.get(mnemonic, "elementwise"))
         groups.append(group)
         group_of[op] = group
+    position = {op.operation: i for i, op in enumerate(block.operations)}
+    while _merge_one(groups, group_of, position):
+        pass
     return groups
+
+
+def _merge_one(groups: list[_Group], group_of: dict, position: dict) -> bool:
+    """Merges one elementwise group whose result only elementwise groups use with those
+    groups, when the union is a kernel (see the module docstring); whether it did."""
+    for group in groups:
+        if group.kind != "elementwise":
+            continue
+        users = [group_of.get(user_op(use)) for use in group.last.results[0].uses]
+        if not users or any(u is None or u is group or u.kind != "elementwise" for u in users):
+            continue
+        merged = [group] + [u for i, u in enumerate(users) if u not in users[:i]]
+        ops = sorted((op for g in merged for op in g.ops), key=position.__getitem__)
+        if not _one_result(ops) or _leaves_and_returns(ops, position):
+            continue
+        union = _Group(ops[0], "elementwise")
+        union.ops = ops
+        for op in ops:
+            group_of[op] = union
+        at = min(groups.index(g) for g in merged)
+        groups[:] = [g for g in groups if g not in merged]
+        groups.insert(at, union)
+        return True
+    return False
+
+
+def _one_result(ops: list[ir.Operation]) -> bool:
+    """Whether only the last op's result is used outside `ops`."""
+    inside = set(ops)
+    for op in ops[:-1]:
+        for result in op.results:
+            if any(user_op(use) not in inside for use in result.uses):
+                return False
+    return True
+
+
+def _leaves_and_returns(ops: list[ir.Operation], position: dict) -> bool:
+    """Whether some op outside `ops`, between the first and the last, depends on one of them
+    and one of them on it: the kernel would need its own result as an input."""
+    inside = set(ops)
+    tainted = set()  # results of outside ops that depend on an inside op
+    block = ops[0].block.operations
+    for index in range(position[ops[0]] + 1, position[ops[-1]]):
+        op = block[index].operation
+        depends = any(defining_op(v) in inside or v in tainted for v in op.operands)
+        if op in inside:
+            if any(v in tainted for v in op.operands):
+                return True
+        elif depends:
+            tainted.update(op.results)
+    return any(v in tainted for v in ops[-1].operands)
 
 
 def _fusable_producer(op: ir.Operation, group_of: dict) -> _Group | None:

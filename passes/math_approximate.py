@@ -16,7 +16,8 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   1.2e-38, 2 ulp elsewhere; with `ninf` (no result overflows, as for softmax's x - max), x
   is not clamped from above.
 - log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
-  subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf.
+  subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf;
+  a vector of normal positive finite x only skips these cases (one any-lane branch).
 - log1p, 3 ulp: log(1 + x) times x / ((1 + x) - 1). `log(1 + x)`, as importers write
   softplus, is rewritten to log1p first.
 - tanh, 5 ulp: x P(x^2) / Q(x^2), a [12/6] rational fit on [-9, 9] (one division, no exp:

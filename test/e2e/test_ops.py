@@ -268,6 +268,31 @@ def test_softmax_is_stable(axis, row, rng):
     check(actual, expected, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("shape", [(127, 768), (3, 1000), (1, 7)])
+def test_elementwise_chains_that_meet_again(shape, rng):
+    """One kernel for a DAG of elementwise ops: v = x*a + b feeds a sigmoid and a silu, and a
+    row-broadcast tanh(b) joins them."""
+    x, b = rand(rng, *shape), rand(rng, shape[-1])
+    t, v = tensor_type(shape), tensor_type([shape[-1]])
+    text = (
+        f"func.func @main(%x: {t}, %b: {v}) -> {t} {{\n"
+        '  %a = "graph.constant"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>\n'
+        f'  %0 = "graph.mul"(%x, %a) : ({t}, tensor<f32>) -> {t}\n'
+        f'  %1 = "graph.add"(%0, %b) : ({t}, {v}) -> {t}\n'
+        f'  %2 = "graph.sigmoid"(%1) : ({t}) -> {t}\n'
+        f'  %3 = "graph.silu"(%1) : ({t}) -> {t}\n'
+        f'  %4 = "graph.tanh"(%b) : ({v}) -> {v}\n'
+        f'  %5 = "graph.mul"(%3, %4) : ({t}, {v}) -> {t}\n'
+        f'  %6 = "graph.add"(%2, %5) : ({t}, {t}) -> {t}\n'
+        f"  return %6 : {t}\n}}"
+    )
+    x64, b64 = x.astype(np.float64), b.astype(np.float64)
+    u = x64 * 1.5 + b64
+    sigmoid = 1 / (1 + np.exp(-u))
+    expected = sigmoid + u * sigmoid * np.tanh(b64)
+    check(strata.compile(text)(x, b), expected, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("safe", [False, True])
 @pytest.mark.parametrize("row", [127, 1000, 1024])
 def test_softmax_rows_with_nan_and_inf(safe, row, rng):

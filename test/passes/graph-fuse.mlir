@@ -57,16 +57,16 @@ func.func @scaled_softmax(%x: tensor<4x16xf32>, %s: tensor<f32>) -> tensor<4x16x
 // -----
 
 // Data movement stays in the caller between kernels; a value with two uses ends its chain
-// (the neg), and the chain that consumes it (abs, add) reads it as an input.
-// CHECK-LABEL: func.func private @split_kernel_2
+// (the neg), and the chain that consumes it twice (abs, add) joins it: one kernel, one result.
+// CHECK-LABEL: func.func private @split_kernel_1
+// CHECK: "graph.neg"
 // CHECK: "graph.abs"
 // CHECK: "graph.add"
 // CHECK-LABEL: func.func @split
 // CHECK: %[[A:.*]] = call @split_kernel_0(%arg0)
 // CHECK: %[[T:.*]] = "graph.transpose"(%[[A]])
 // CHECK: %[[B:.*]] = call @split_kernel_1(%[[T]])
-// CHECK: %[[C:.*]] = call @split_kernel_2(%[[B]])
-// CHECK: return %[[C]]
+// CHECK: return %[[B]]
 func.func @split(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "graph.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
@@ -74,4 +74,45 @@ func.func @split(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %3 = "graph.abs"(%2) : (tensor<8x4xf32>) -> tensor<8x4xf32>
   %4 = "graph.add"(%2, %3) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   return %4 : tensor<8x4xf32>
+}
+
+// -----
+
+// Chains that meet again are one kernel: x*a+b feeds a sigmoid and a silu whose sum is the
+// result.
+// CHECK-LABEL: func.func private @diamond_kernel_0
+// CHECK: "graph.mul"
+// CHECK: "graph.add"
+// CHECK: "graph.sigmoid"
+// CHECK: "graph.silu"
+// CHECK: "graph.add"
+// CHECK-LABEL: func.func @diamond
+// CHECK: %[[R:.*]] = call @diamond_kernel_0(%arg0, %arg1)
+// CHECK-NEXT: return %[[R]]
+func.func @diamond(%x: tensor<64xf32>, %a: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = "graph.mul"(%x, %a) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %1 = "graph.add"(%0, %a) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %2 = "graph.sigmoid"(%1) : (tensor<64xf32>) -> tensor<64xf32>
+  %3 = "graph.silu"(%1) : (tensor<64xf32>) -> tensor<64xf32>
+  %4 = "graph.add"(%2, %3) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return %4 : tensor<64xf32>
+}
+
+// -----
+
+// Not merged where the chains meet through data movement (the transpose needs the neg and
+// feeds the abs): one kernel would need its own result as an input.
+// CHECK-LABEL: func.func @through_transpose
+// CHECK: %[[E:.*]] = call @through_transpose_kernel_0(%arg0)
+// CHECK: %[[N:.*]] = call @through_transpose_kernel_1(%[[E]])
+// CHECK: %[[T:.*]] = "graph.transpose"(%[[N]])
+// CHECK: %[[R:.*]] = call @through_transpose_kernel_2(%[[T]], %[[E]])
+// CHECK: return %[[R]]
+func.func @through_transpose(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = "graph.exp"(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = "graph.neg"(%0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = "graph.transpose"(%1) {perm = array<i64: 1, 0>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %3 = "graph.abs"(%2) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %4 = "graph.add"(%0, %3) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %4 : tensor<8x8xf32>
 }
