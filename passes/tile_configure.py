@@ -280,7 +280,10 @@ def _root(ops: list[ir.Operation]) -> ir.Operation:
 def configure(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     by_kind = {"cpu": _cpu_config, "nvvm": _gpu_config, "rocdl": _gpu_config}
     choose = by_kind.get(desc.kind)
-    return choose(kernel, desc) if choose else {"strategy": "loops"}
+    # A kernel with no graph ops (one already lowered) has nothing to tile.
+    if choose is None or not _graph_ops(kernel):
+        return {"strategy": "loops"}
+    return choose(kernel, desc)
 
 
 _GPU_TYPES = ("f32", "f16", "bf16")

@@ -34,6 +34,7 @@ TOOLS = [
     ["strata-opt", "--math-approximate"],
     ["strata-opt", "--bool-storage"],
     ["strata-opt", "--elide-result-copies"],
+    ["strata-opt", "--rows-in-place", "--fuse-vector-loops", "--prefetch-rows"],
     ["strata-opt", "--lower-copies"],
     ["strata-opt", "--outline-parallel"],
     ["strata-opt", "--lower-fork-join"],
