@@ -161,7 +161,8 @@ def vector_access(op: ir.Operation) -> VectorAccess | None:
     return VectorAccess(op, buffer, indices, value, writes)
 
 
-_VIEWS = (
+# Ops whose result is a view of their first operand's memory.
+VIEW_OPS = (
     "memref.subview",
     "memref.cast",
     "memref.reinterpret_cast",
@@ -175,7 +176,7 @@ _VIEWS = (
 def buffer_root(buffer: ir.Value) -> ir.Value:
     """The buffer that `buffer` is a view of (through any chain of views), or itself."""
     op = defining_op(buffer)
-    while op is not None and op.name in _VIEWS:
+    while op is not None and op.name in VIEW_OPS:
         buffer = op.operands[0]
         op = defining_op(buffer)
     return buffer

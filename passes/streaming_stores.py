@@ -30,7 +30,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm, memref, scf, vector
 
 from ..dialects import target as target_dialect
-from .ir_query import defining_op, top_level, user_op
+from .ir_query import defining_op, top_level, user_op, vector_access
 from .registry import register_pass
 from .tile_configure import KERNEL_ATTR, kernels
 
@@ -112,21 +112,10 @@ def _expr_multiple(expr: ir.AffineExpr, multiples: list[int], n_dims: int) -> in
 def _stored_vector(store: ir.Operation) -> ir.VectorType | None:
     """The vector that a full, in-bounds, contiguous store writes (all its dims but the last
     are 1); None for any other store."""
-    if store.name not in ("vector.store", "vector.transfer_write"):
+    access = vector_access(store)
+    if access is None or not access.writes or any(d != 1 for d in access.vector.shape[:-1]):
         return None
-    vector_type = ir.VectorType(store.operands[0].type)
-    if any(d != 1 for d in vector_type.shape[:-1]):
-        return None
-    if store.name == "vector.store":
-        return vector_type
-    if len(store.operands) != 2 + ir.MemRefType(store.operands[1].type).rank:
-        return None  # masked
-    in_bounds = store.attributes["in_bounds"]
-    if not all(ir.BoolAttr(flag).value for flag in ir.ArrayAttr(in_bounds)):
-        return None
-    permutation = ir.AffineMapAttr(store.attributes["permutation_map"]).value
-    minor = ir.AffineMap.get_minor_identity(permutation.n_dims, len(permutation.results))
-    return vector_type if permutation == minor else None
+    return access.vector
 
 
 def _aligned_store(store: ir.Operation) -> bool:

@@ -32,21 +32,12 @@ from mlir import ir
 from mlir.dialects import arith
 
 from . import linalg_builders as lb
-from .ir_query import attributes_of, find_ops, symbol_name, top_level, user_op
+from .ir_query import VIEW_OPS, attributes_of, find_ops, symbol_name, top_level, user_op
 from .registry import register_pass
 
 WORKSPACE_ATTR = "tile.workspace"
 ALIGNMENT = 64
 
-_VIEWS = {
-    "memref.subview",
-    "memref.expand_shape",
-    "memref.collapse_shape",
-    "memref.cast",
-    "memref.reinterpret_cast",
-    "memref.view",
-    "memref.transpose",
-}
 _ESCAPES = {"func.return", "scf.yield", "scf.condition", "cf.br", "cf.cond_br"}
 _PARALLEL = {"scf.forall", "scf.parallel"}
 
@@ -108,7 +99,7 @@ def _users_through_views(value: ir.Value) -> list[ir.Operation] | None:
             if user.name in _ESCAPES:
                 return None
             found.append(user)
-            if user.name in _VIEWS:
+            if user.name in VIEW_OPS:
                 pending.extend(user.results)
     return found
 
