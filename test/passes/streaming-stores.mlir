@@ -75,6 +75,67 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// On a target with 512-bit vectors the streaming copy has a copy of its own, for outputs
+// whose base is 64-byte aligned (strata's result buffers): whole-vector streaming stores, no
+// 16-byte pieces. Rows of 1000 f32 start at multiples of 32 bytes: 32 is the widest there.
+// CHECK-LABEL: func.func private @negate_wide
+// CHECK-SAME: (%{{.*}}: memref<131072xf32>, %[[Y:.*]]: memref<131072xf32>)
+// CHECK-DAG: %[[MASK16:.*]] = arith.constant 15 : index
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK: arith.andi %[[BASE]], %[[MASK16]]
+// CHECK: scf.if %{{.*}} {
+// CHECK-DAG: %[[MASK64:.*]] = arith.constant 63 : index
+// CHECK: %[[BASE64:.*]] = memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK: arith.andi %[[BASE64]], %[[MASK64]]
+// CHECK:   scf.if %{{.*}} {
+// CHECK:     scf.for
+// CHECK:       vector.store %{{.*}}, %[[Y]][%{{.*}}] {alignment = 64 : i64, nontemporal = true}
+// CHECK:     llvm.fence seq_cst
+// CHECK:   } else {
+// CHECK:     scf.for
+// CHECK:       vector.store %{{.*}}, %[[Y]][%{{.*}}] {alignment = 16 : i64, nontemporal = true}
+// CHECK:     llvm.fence seq_cst
+// CHECK:   }
+// CHECK: } else {
+// CHECK:   scf.for
+// CHECK:     vector.store %{{.*}}, %[[Y]][%{{.*}}] : memref<131072xf32>, vector<16xf32>
+// CHECK-NOT: llvm.fence
+// CHECK-LABEL: func.func private @rows_of_1000
+// CHECK: scf.if
+// CHECK:   scf.if
+// CHECK:       vector.store %{{.*}} {alignment = 32 : i64, nontemporal = true}
+// CHECK:   } else {
+// CHECK:       vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", vector_bits = 512 : i64, l3_bytes = 1048576 : i64}} {
+  func.func private @negate_wide(%x: memref<131072xf32>, %y: memref<131072xf32>) attributes {tile.kernel = "elementwise"} {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %c131072 = arith.constant 131072 : index
+    scf.for %i = %c0 to %c131072 step %c16 {
+      %v = vector.load %x[%i] : memref<131072xf32>, vector<16xf32>
+      %n = arith.negf %v : vector<16xf32>
+      vector.store %n, %y[%i] : memref<131072xf32>, vector<16xf32>
+    }
+    return
+  }
+  func.func private @rows_of_1000(%a: memref<256x1000xf32>, %b: memref<256x1000xf32>) attributes {tile.kernel = "elementwise"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c256 = arith.constant 256 : index
+    %c992 = arith.constant 992 : index
+    scf.for %r = %c0 to %c256 step %c1 {
+      scf.for %j = %c0 to %c992 step %c16 {
+        %v = vector.load %a[%r, %j] : memref<256x1000xf32>, vector<16xf32>
+        vector.store %v, %b[%r, %j] : memref<256x1000xf32>, vector<16xf32>
+      }
+    }
+    return
+  }
+}
+
+// -----
+
 // Left alone: buffers that fit in half the cache; an output the kernel also reads (a store
 // would have to keep its line); rows of 1001 f32, whose starts are not all 16-byte aligned;
 // a store that may run out of bounds; a contraction's epilogue (its output is written last
