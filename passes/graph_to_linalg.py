@@ -58,6 +58,13 @@ def minimum(a, b):
     return arith.andi(a, b) if _is_bool(a) else arith.minsi(a, b)
 
 
+def _any_zero_sign() -> ir.Attribute:
+    """fastmath `nsz` for relu's and clamp's bounds: -0 against a bound of 0 may come out
+    as either zero (numpy's maximum gives -0), NaN still propagates, and on x86 the max is
+    one vmaxps where an exact zero sign takes a compare and a blend more."""
+    return ir.Attribute.parse("#arith.fastmath<nsz>")
+
+
 def const(like: ir.Value, value: float) -> ir.Value:
     return lb.scalar(like.type, value)
 
@@ -161,7 +168,7 @@ _UNARY = {
     "rsqrt": rsqrt,
     "tanh": mmath.tanh,
     "sigmoid": sigmoid,
-    "relu": lambda x: arith.maximumf(x, const(x, 0.0)),
+    "relu": lambda x: arith.maximumf(x, const(x, 0.0), fastmath=_any_zero_sign()),
     "silu": lambda x: arith.mulf(x, sigmoid(x)),
     "erf": mmath.erf,
     "floor": mmath.floor,
@@ -234,7 +241,8 @@ def lower_clamp(op):
     out = _out(op)
 
     def body(x):
-        return arith.minimumf(arith.maximumf(x, const(x, op.min)), const(x, op.max))
+        low = arith.maximumf(x, const(x, op.min), fastmath=_any_zero_sign())
+        return arith.minimumf(low, const(x, op.max), fastmath=_any_zero_sign())
 
     return lb.elementwise([op.input], out.shape, out.element_type, body)
 

@@ -99,6 +99,19 @@ def test_clamp(rng):
     check(actual, np.clip(x, 0, 6))
 
 
+@pytest.mark.parametrize("width", [7, 1000])
+def test_relu_and_clamp_keep_nan_and_bound_infinities(width, rng):
+    x = rand(rng, 3, width, low=-10, high=10)
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 7.0, -7.0], np.float32)
+    x[1, : len(specials)] = specials
+    relu = run_op("relu", [x], tensor_type([3, width]))
+    clamp = run_op("clamp", [x], tensor_type([3, width]), "min = 0.0 : f32, max = 6.0 : f32")
+    # The sign of a zero is free (numpy's maximum gives -0 for -0); NaN stays NaN.
+    np.testing.assert_array_equal(relu, np.maximum(x, 0))
+    np.testing.assert_array_equal(clamp, np.clip(x, 0, 6))
+    assert np.isnan(relu[1, 0]) and np.isnan(clamp[1, 0])
+
+
 def test_cast(rng):
     x = rand(rng, 4, 4, low=-100, high=100)
     check(run_op("cast", [x], tensor_type([4, 4], "f16")), x.astype(np.float16), rtol=1e-3)

@@ -15,6 +15,21 @@ func.func @add_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf
 
 // -----
 
+// relu and clamp leave the sign of a zero free (fastmath nsz: one max instruction on x86);
+// NaN still propagates through maximumf and minimumf.
+// CHECK-LABEL: func.func @relu_and_clamp
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
+// CHECK: linalg.generic
+// CHECK: %[[LOW:.*]] = arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
+// CHECK: arith.minimumf %[[LOW]], %{{.*}} fastmath<nsz> : f32
+func.func @relu_and_clamp(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.relu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.clamp"(%0) {min = 0.0 : f32, max = 6.0 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @integer_div
 // CHECK: arith.divsi
 func.func @integer_div(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
