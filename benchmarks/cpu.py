@@ -6,7 +6,8 @@ python benchmarks/cpu.py [--threads 1,2] [--quick] [--models squeezenet,resnet50
 
 Every row compares peers measured in the same process with the same thread count, taking
 turns (a block of calls each, in several rounds), and reports the ratio strata/peer of
-throughput at the median and the best call (>1: strata is faster). strata
+throughput at the median and the best call (>1: strata is faster); after the table, each
+speed goal (GOALS) that the run measured, met or not, at the median. strata
 compiles for the host with `cores` set to the thread count. OpenBLAS runs with
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment, so that it picks its
 AVX-512 kernel where the CPU has one; its threads are limited with threadpoolctl. The peers
@@ -621,6 +622,66 @@ def format_rows(rows: list[tuple[int, Row]]) -> list[str]:
     return lines
 
 
+@dataclasses.dataclass(frozen=True)
+class Goal:
+    """A speed goal: on every thread count, each row whose name `matches` has a median ratio
+    of at least `least` against each named peer."""
+
+    text: str
+    matches: object  # row name -> bool
+    least: dict[str, float]
+
+
+GOALS = (
+    Goal(
+        "every op of the table at 1.0x numpy or more",
+        lambda n: ", 2^" in n and "(" not in n,
+        {"numpy": 1.0},
+    ),
+    Goal(
+        "the tanh chain at 2x numpy or more and within 15% of copy bandwidth",
+        lambda n: n.startswith("tanh(x*a+b)"),
+        {"numpy op by op": 2.0, "numpy copy": 0.85},
+    ),
+    Goal(
+        "the tanh-GELU MLP at 1.0x numpy and 1.3x PyTorch eager or more",
+        lambda n: n.startswith("MLP "),
+        {"numpy": 1.0, "torch": 1.3},
+    ),
+    Goal(
+        "f32 matmul 1024 and 2048 at 0.9x numpy or more",
+        lambda n: n in ("matmul 1024", "matmul 2048"),
+        {"numpy": 0.9},
+    ),
+    Goal(
+        "softmax and layer_norm 1024x1024 at 1.0x onnxruntime or more",
+        lambda n: n in ("softmax 1024x1024", "layer_norm 1024x1024"),
+        {"onnxruntime": 1.0},
+    ),
+)
+
+
+def format_goals(rows: list[tuple[int, Row]]) -> list[str]:
+    """Each goal that this run measured, met or not, with the rows that fall short."""
+    lines = ["", "Goals, at the median of calls:", ""]
+    for goal in GOALS:
+        measured, short = 0, []
+        for threads, row in rows:
+            if not goal.matches(row.name):
+                continue
+            for peer, least in goal.least.items():
+                if peer not in row.peers:
+                    continue
+                measured += 1
+                ratio = row.peers[peer].median / row.strata.median
+                if ratio < least:
+                    short.append(f"{row.name} on {threads} thread(s): {peer} {ratio:.2f}x")
+        if measured:
+            verdict = "met" if not short else "not met: " + "; ".join(short)
+            lines.append(f"- {goal.text}: {verdict}")
+    return lines if len(lines) > 3 else []
+
+
 def _no_grad(torch, call):
     def run():
         with torch.no_grad():
@@ -709,7 +770,7 @@ def main() -> None:
         f"Host: {_host()}. Throughput: higher is better; times (ms): lower is better.",
         "",
     ]
-    text = "\n".join(header + format_rows(rows)) + "\n"
+    text = "\n".join(header + format_rows(rows) + format_goals(rows)) + "\n"
     print(text)
     if args.output:
         Path(args.output).write_text(text)
