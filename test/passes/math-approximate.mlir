@@ -97,17 +97,21 @@ func.func @log_of_one_plus(%x: vector<8xf32>) -> vector<8xf32> {
 
 // -----
 
-// tanh: x clamped to [-9, 9] (tanh rounds to +-1 beyond), x P(x^2) / Q(x^2) with one
-// division and no exponential, the result clamped to [-1, 1].
+// tanh: |x| clamped to 9 (tanh rounds to +-1 beyond), |x| P(x^2) / Q(x^2) with one
+// division and no exponential, the result clamped to 1 and given x's sign bit.
 // CHECK-LABEL: func.func @tanh_f32
 // CHECK-DAG: %[[NINE:.*]] = arith.constant dense<9.000000e+00> : vector<16xf32>
 // CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<16xf32>
 // CHECK-NOT: math.tanh
-// CHECK: %[[C:.*]] = arith.minimumf %arg0, %[[NINE]]
-// CHECK: %[[Z:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[ABS:.*]] = math.absf %arg0
+// CHECK: %[[C:.*]] = arith.minimumf %[[ABS]], %[[NINE]]
+// CHECK: %[[Z:.*]] = arith.mulf %[[C]], %[[C]] : vector<16xf32>
 // CHECK: %[[RATIO:.*]] = arith.divf
-// CHECK: %[[Y:.*]] = arith.mulf %{{.*}}, %[[RATIO]]
-// CHECK: arith.minimumf %[[Y]], %[[ONE]]
+// CHECK: %[[Y:.*]] = arith.mulf %[[C]], %[[RATIO]]
+// CHECK: %[[M:.*]] = arith.minimumf %[[Y]], %[[ONE]]
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[M]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[X:.*]] = arith.bitcast %arg0 : vector<16xf32> to vector<16xi32>
+// CHECK: arith.ori
 // CHECK-NOT: math.exp
 func.func @tanh_f32(%x: vector<16xf32>) -> vector<16xf32> {
   %0 = math.tanh %x : vector<16xf32>
