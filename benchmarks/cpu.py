@@ -675,7 +675,7 @@ def format_goals(rows: list[tuple[int, Row]]) -> list[str]:
                 measured += 1
                 ratio = row.peers[peer].median / row.strata.median
                 if ratio < least:
-                    short.append(f"{row.name} on {threads} thread(s): {peer} {ratio:.2f}x")
+                    short.append(f"{row.name} on {threads} thread(s): {peer} {ratio:.3f}x")
         if measured:
             verdict = "met" if not short else "not met: " + "; ".join(short)
             lines.append(f"- {goal.text}: {verdict}")

@@ -32,7 +32,7 @@ def test_goals_name_the_rows_that_fall_short(bench):
         (1, _row(bench, "softmax 1024x1024", onnxruntime=1.1, torch=0.5)),
     ]
     lines = bench.format_goals(rows)
-    short = "neg, 2^22 on 1 thread(s): numpy 0.97x"
+    short = "neg, 2^22 on 1 thread(s): numpy 0.970x"
     assert f"- every op of the table at 1.0x numpy or more: not met: {short}" in lines
     assert any(line.startswith("- the tanh chain") and line.endswith(": met") for line in lines)
     assert any(
