@@ -2,14 +2,35 @@
 
 // f32 exp becomes a polynomial with range reduction and an exponent-bits scale, on scalars
 // and on vectors alike; no math.exp (a libm call) is left. Horner steps may contract to FMAs.
+// A vector whose lanes all have a normal result (x in [-87.3, 88]) takes 2^k from the bits
+// of the rounding sum, whose constant (1.5 * 2^23 + 127, 0x4B40007F) carries the exponent
+// bias, and no clamps; one with any other lane clamps x and scales by two factors, so that
+// subnormal results round once (one any-lane branch).
 // CHECK-LABEL: func.func @exp_f32
+// CHECK-DAG: %[[LOW:.*]] = arith.constant dense<-87.3365402> : vector<16xf32>
+// CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<8.800000e+01> : vector<16xf32>
+// CHECK-DAG: %[[ROUND:.*]] = arith.constant dense<0x4B40007F> : vector<16xf32>
 // CHECK-NOT: math.exp
-// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
-// CHECK: arith.mulf %{{.*}} fastmath<contract> : vector<16xf32>
-// CHECK: arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
-// CHECK: arith.shli %{{.*}} : vector<16xi32>
-// CHECK: arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
-// CHECK: arith.maximumf %{{.*}} : f32
+// CHECK: %[[ABOVE:.*]] = arith.cmpf oge, %arg0, %[[LOW]]
+// CHECK: %[[BELOW:.*]] = arith.cmpf ole, %arg0, %[[HIGH]]
+// CHECK: %[[NORMAL:.*]] = arith.andi %[[ABOVE]], %[[BELOW]]
+// CHECK: %[[SPECIAL:.*]] = arith.xori %[[NORMAL]]
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %[[SPECIAL]] : vector<16xi1> into i1
+// CHECK: scf.if %[[ANY]] -> (vector<16xf32>) {
+// CHECK:   arith.minimumf %arg0
+// CHECK:   arith.maximumf
+// CHECK:   arith.mulf %{{.*}} fastmath<contract> : vector<16xf32>
+// CHECK:   arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK:   arith.shrsi
+// CHECK: } else {
+// CHECK-NOT: arith.maximumf
+// CHECK:   %[[SHIFTED:.*]] = arith.addf %{{.*}}, %[[ROUND]] fastmath<contract>
+// CHECK-NOT: arith.fptosi
+// CHECK:   %[[BITS:.*]] = arith.bitcast %[[SHIFTED]] : vector<16xf32> to vector<16xi32>
+// CHECK:   arith.shli %[[BITS]]
+// CHECK: }
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK:   arith.maximumf %{{.*}} : f32
 // CHECK-NOT: math.exp
 func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
   %0 = math.exp %v : vector<16xf32>
@@ -28,13 +49,14 @@ func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
 // CHECK-DAG: %[[LOW:.*]] = arith.constant dense<-87.3365402> : vector<8xf32>
 // CHECK-DAG: %[[ROUND:.*]] = arith.constant dense<0x4B40007F> : vector<8xf32>
 // CHECK-NOT: arith.maximumf
+// CHECK: %[[TINY:.*]] = arith.cmpf olt, %arg0, %[[LOW]]
+// CHECK-NOT: scf.if
 // CHECK: %[[SHIFTED:.*]] = arith.addf %{{.*}}, %[[ROUND]] fastmath<contract>
 // CHECK: arith.subf %[[SHIFTED]], %[[ROUND]]
 // CHECK-NOT: arith.shrsi
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[SHIFTED]] : vector<8xf32> to vector<8xi32>
 // CHECK: %[[SCALE:.*]] = arith.shli %[[BITS]]
 // CHECK-NOT: arith.addi
-// CHECK: %[[TINY:.*]] = arith.cmpf olt, %arg0, %[[LOW]]
 // CHECK: %[[POW:.*]] = arith.bitcast %[[SCALE]] : vector<8xi32> to vector<8xf32>
 // CHECK: %[[E:.*]] = arith.mulf %{{.*}}, %[[POW]]
 // CHECK: arith.select %[[TINY]], %{{.*}}, %[[E]]
