@@ -9,8 +9,9 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
 +-inf, NaN, subnormals and large and tiny magnitudes (test/e2e/test_math_accuracy.py):
 
 - exp, 2 ulp: reduction by ln 2 (Cephes' two-part constant), a degree-6 minimax polynomial
-  in Horner form (six FMAs; under 1 ulp on the reduced range); 2^k from exponent bits
-  in two factors, so subnormal results round correctly; inf above 88.72, 0 below -103.97.
+  in Horner form (six FMAs; under 1 ulp on the reduced range); 2^k from exponent bits, one
+  factor in vectors whose results are all normal, else two, so subnormal results round
+  correctly (one any-lane branch); inf above 88.72, 0 below -103.97.
   With fastmath `afn` (softmax's exponentials), results under 2^-126 are 0 (so that no
   subnormal reaches the products after them) and 2^k is one factor: an absolute error under
   1.2e-38, 2 ulp elsewhere; with `ninf` (no result overflows, as for softmax's x - max), x
