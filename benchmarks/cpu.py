@@ -663,7 +663,7 @@ GOALS = (
 
 def format_goals(rows: list[tuple[int, Row]]) -> list[str]:
     """Each goal that this run measured, met or not, with the rows that fall short."""
-    lines = ["", "Goals, at the median of calls:", ""]
+    lines = []
     for goal in GOALS:
         measured, short = 0, []
         for threads, row in rows:
@@ -679,7 +679,7 @@ def format_goals(rows: list[tuple[int, Row]]) -> list[str]:
         if measured:
             verdict = "met" if not short else "not met: " + "; ".join(short)
             lines.append(f"- {goal.text}: {verdict}")
-    return lines if len(lines) > 3 else []
+    return ["", "Goals, at the median of calls:", ""] + lines if lines else []
 
 
 def _no_grad(torch, call):
