@@ -1,4 +1,4 @@
-"""`--prefetch-rows`: software prefetches of the next rows of a row loop's inputs.
+"""`--prefetch-rows`: software prefetches of the next rows that a row loop reads and writes.
 
 A row kernel (softmax, layer_norm, rms_norm) reads a row of its input from memory, then
 computes on it in L1 (exponentials, reductions) before it reads the next row: the reads wait
@@ -9,6 +9,13 @@ further down (the row index clamped to the last row), one per 64-byte line, so t
 arrives while this one is computed. Only the first loop that reads an argument prefetches
 it: a later loop over the same row (softmax's max, then its exponentials) would ask for
 lines already on their way.
+
+Writes of a result argument get the same, with write intent (prefetchw on x86): a store to a
+line that is not in the cache has to fetch it first, and a row's stores, one line after the
+other, otherwise wait for it in the store buffer. Writes through a subview of the argument
+(a row of it, as --tile-rows leaves them) are prefetched in the argument. Softmax and
+layer_norm 1024x1024 on the Emerald Rapids Xeon, 1 thread, medians: 652 -> 593 us and
+570 -> 542 us (onnxruntime 727 and 974); 4096x1024: 2858 -> 2238 and 2314 -> 2065.
 
 The rows come into L1 when the prefetched ones take at most a quarter of the target's L1
 (the current row's inputs and outputs beside them), else into L2: softmax 1024x1024 on the
@@ -22,13 +29,13 @@ arguments themselves.
 from __future__ import annotations
 
 import math
-from functools import partial
+from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import arith, memref
 
 from ..dialects import target as target_dialect
-from .ir_query import find_ops
+from .ir_query import defining_op, find_ops
 from .registry import register_pass
 
 PREFETCH_ATTR = "tile.prefetch_rows"
@@ -37,13 +44,60 @@ _L1, _L2 = 3, 2
 _LINE = 64
 _L1_WITHOUT_TARGET = 32 * 1024
 _READS = ("vector.transfer_read", "vector.load")
+_WRITES = ("vector.transfer_write", "vector.store")
 
 
-def _argument_read(op: ir.Operation, arguments: list[ir.Value]) -> bool:
-    if op.name not in _READS or op.operands[0] not in arguments:
-        return False
-    source = ir.MemRefType(op.operands[0].type)
-    return source.rank >= 2 and source.has_static_shape
+@dataclass(frozen=True)
+class _Access:
+    """A vector read or write of a kernel argument, directly or through a subview of it."""
+
+    op: ir.Operation
+    buffer: ir.Value  # the kernel argument
+    view: ir.Operation | None  # the memref.subview the op indexes, if any
+    write: bool
+
+    def indices(self) -> list[ir.Value]:
+        """The op's first element as indices into `buffer` (built before the op)."""
+        rank = ir.MemRefType(self.buffer.type).rank
+        first = 2 if self.write else 1
+        indices = list(self.op.operands[first : first + rank])
+        if self.view is None:
+            return indices
+        subview = self.view.opview
+        dynamic = iter(subview.offsets)
+        index = ir.IndexType.get()
+        with ir.InsertionPoint(self.op), self.op.location:
+            for d, offset in enumerate(ir.DenseI64ArrayAttr(subview.static_offsets)):
+                if offset == ir.ShapedType.get_dynamic_stride_or_offset():
+                    indices[d] = arith.addi(next(dynamic), indices[d])
+                elif offset:
+                    indices[d] = arith.addi(arith.constant(index, offset), indices[d])
+        return indices
+
+
+def _argument_access(op: ir.Operation, arguments: list[ir.Value]) -> _Access | None:
+    if op.name in _READS:
+        memory, write = op.operands[0], False
+    elif op.name in _WRITES:
+        memory, write = op.operands[1], True
+    else:
+        return None
+    view = None if memory in arguments else defining_op(memory)
+    if view is not None:
+        if view.name != "memref.subview" or view.operands[0] not in arguments:
+            return None
+        strides = ir.DenseI64ArrayAttr(view.attributes["static_strides"])
+        if ir.MemRefType(memory.type).rank != ir.MemRefType(view.operands[0].type).rank or any(
+            stride != 1 for stride in strides
+        ):
+            return None  # rank-reducing or strided: its rows are not the buffer's rows
+        memory = view.operands[0]
+    elif memory not in arguments:
+        return None
+    buffer = ir.MemRefType(memory.type)
+    if buffer.rank < 2 or not buffer.has_static_shape:
+        return None
+    return _Access(op, memory, view, write)
 
 
 def _row_bytes(buffer: ir.Value) -> int:
@@ -51,24 +105,22 @@ def _row_bytes(buffer: ir.Value) -> int:
     return t.shape[-1] * max(t.element_type.width // 8, 1)
 
 
-def _prefetch_ahead(read: ir.Operation, rows_ahead: int, locality: int) -> None:
-    """Prefetches the lines that `read` covers, `rows_ahead` rows further down."""
-    source = read.operands[0]
-    shape = ir.MemRefType(source.type).shape
-    rank = len(shape)
-    indices = list(read.operands[1 : 1 + rank])
-    vector = ir.VectorType(read.results[0].type)
+def _prefetch_ahead(access: _Access, rows_ahead: int, locality: int) -> None:
+    """Prefetches the lines that `access` covers, `rows_ahead` rows further down."""
+    shape = ir.MemRefType(access.buffer.type).shape
+    indices = access.indices()
+    vector = ir.VectorType((access.op.operands[0] if access.write else access.op.results[0]).type)
     element_bytes = max(vector.element_type.width // 8, 1)
     lines = max(1, math.ceil(vector.shape[-1] * element_bytes / _LINE))
     index = ir.IndexType.get()
-    with ir.InsertionPoint(read), read.location:
+    with ir.InsertionPoint(access.op), access.op.location:
         ahead = arith.addi(indices[-2], arith.constant(index, rows_ahead))
         indices[-2] = arith.minsi(ahead, arith.constant(index, shape[-2] - 1))
         column = indices[-1]
         for line in range(lines):
             offset = line * _LINE // element_bytes
             indices[-1] = arith.addi(column, arith.constant(index, offset)) if offset else column
-            memref.prefetch(source, list(indices), False, locality, True)
+            memref.prefetch(access.buffer, list(indices), access.write, locality, True)
 
 
 @register_pass("prefetch-rows", "Prefetch the next rows that a marked row loop reads")
@@ -81,14 +133,19 @@ def prefetch_rows(module: ir.Operation) -> None:
             kernel = loop
             while kernel.name != "func.func":
                 kernel = kernel.parent
-            reads = partial(_argument_read, arguments=list(kernel.regions[0].blocks[0].arguments))
-            first_reader = {}
+            arguments = list(kernel.regions[0].blocks[0].arguments)
+            accesses = [
+                access
+                for op in find_ops(loop, lambda op: op.name in _READS + _WRITES)
+                if (access := _argument_access(op, arguments)) is not None
+            ]
+            first_loop = {}
             prefetched = []
-            for read in find_ops(loop, reads):
-                if first_reader.setdefault(read.operands[0], read.parent) == read.parent:
-                    prefetched.append(read)
-            ahead_bytes = rows_ahead * sum(_row_bytes(source) for source in first_reader)
+            for access in accesses:
+                if first_loop.setdefault(access.buffer, access.op.parent) == access.op.parent:
+                    prefetched.append(access)
+            ahead_bytes = rows_ahead * sum(_row_bytes(buffer) for buffer in first_loop)
             locality = _L1 if 4 * ahead_bytes <= l1_bytes else _L2
-            for read in prefetched:
-                _prefetch_ahead(read, rows_ahead, locality)
+            for access in prefetched:
+                _prefetch_ahead(access, rows_ahead, locality)
             del loop.attributes[PREFETCH_ATTR]

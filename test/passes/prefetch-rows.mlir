@@ -2,7 +2,8 @@
 
 // Each vector read of a kernel argument in a marked row loop prefetches the same columns one
 // row further down (clamped to the last row), one prefetch per 64-byte line: two for 32 f32.
-// A next row of 4 KiB takes under a quarter of L1 (32 KiB without a target): into L1.
+// Each write of an argument prefetches its next row for writing. The next rows of 2 x 4 KiB
+// take at most a quarter of L1 (32 KiB without a target): into L1.
 // CHECK-LABEL: func.func private @rows
 // CHECK: scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -12,6 +13,12 @@
 // CHECK: %[[C16:.*]] = arith.addi %[[C]], %c16
 // CHECK: memref.prefetch %arg0[%[[ROW]], %[[C16]]], read, locality<3>, data
 // CHECK-NEXT: vector.load %arg0[%[[R]], %[[C]]]
+// CHECK: %[[WNEXT:.*]] = arith.addi %[[R]], %c1
+// CHECK: %[[WROW:.*]] = arith.minsi %[[WNEXT]], %c255
+// CHECK: memref.prefetch %arg1[%[[WROW]], %[[C]]], write, locality<3>, data
+// CHECK: %[[WC16:.*]] = arith.addi %[[C]], %c16
+// CHECK: memref.prefetch %arg1[%[[WROW]], %[[WC16]]], write, locality<3>, data
+// CHECK-NEXT: vector.store %{{.*}}, %arg1[%[[R]], %[[C]]]
 // CHECK-NOT: memref.prefetch
 // CHECK: return
 // CHECK-NOT: tile.prefetch_rows
@@ -33,10 +40,14 @@ func.func private @rows(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>) {
 // -----
 
 // Left alone: a loop without the mark, reads of buffers the kernel allocates, and of 1-D
-// arguments.
+// arguments. The result, an argument, is still prefetched for writing.
 // CHECK-LABEL: func.func private @unmarked
 // CHECK-NOT: memref.prefetch
 // CHECK-LABEL: func.func private @temporaries
+// CHECK-NOT: memref.prefetch %alloc
+// CHECK-NOT: memref.prefetch %arg0
+// CHECK: memref.prefetch %arg1[%{{.*}}, %c0], write
+// CHECK: memref.prefetch %arg1[%{{.*}}, %{{.*}}], write
 // CHECK-NOT: memref.prefetch
 // CHECK: return
 func.func private @unmarked(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>) {
@@ -67,14 +78,17 @@ func.func private @temporaries(%x: memref<1024xf32>, %y: memref<256x1024xf32>) {
 // -----
 
 // Two loops over one row of %x (softmax's max, then its exponentials): only the first
-// prefetches the next row; the second would ask for lines already on their way.
+// prefetches the next row; the second would ask for lines already on their way. %y is first
+// written in the second loop: that loop prefetches it.
 // CHECK-LABEL: func.func private @two_passes
 // CHECK: scf.for
 // CHECK: memref.prefetch %arg0
 // CHECK: vector.load %arg0
 // CHECK: scf.for
-// CHECK-NOT: memref.prefetch
+// CHECK-NOT: memref.prefetch %arg0
 // CHECK: vector.load %arg0
+// CHECK: memref.prefetch %arg1{{.*}}, write, locality<3>
+// CHECK: vector.store {{.*}}, %arg1
 // CHECK: return
 func.func private @two_passes(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>) {
   %c0 = arith.constant 0 : index
@@ -100,9 +114,10 @@ func.func private @two_passes(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>
 
 // -----
 
-// Next rows of 2 x 16 KiB would crowd L1: they come into L2.
+// Next rows of 3 x 16 KiB would crowd L1: they come into L2.
 // CHECK-LABEL: func.func private @wide_rows
 // CHECK-COUNT-2: memref.prefetch %{{.*}}, read, locality<2>, data
+// CHECK: memref.prefetch %{{.*}}, write, locality<2>, data
 func.func private @wide_rows(%x: memref<64x4096xf32>, %z: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -115,6 +130,39 @@ func.func private @wide_rows(%x: memref<64x4096xf32>, %z: memref<64x4096xf32>, %
       %w = vector.load %z[%r, %c] : memref<64x4096xf32>, vector<16xf32>
       %s = arith.addf %v, %w : vector<16xf32>
       vector.store %s, %y[%r, %c] : memref<64x4096xf32>, vector<16xf32>
+    }
+  } {tile.prefetch_rows = 1 : i64}
+  return
+}
+
+// -----
+
+// A row written through a subview of the result (as --tile-rows leaves it) is prefetched in
+// the result itself: the subview's row offset plus the row ahead. A rank-reducing subview is
+// left alone: its dims are not the buffer's.
+// CHECK-LABEL: func.func private @row_views
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[AT:.*]] = arith.addi %[[R]], %c0
+// CHECK: %[[NEXT:.*]] = arith.addi %[[AT]], %c1
+// CHECK: %[[ROW:.*]] = arith.minsi %[[NEXT]], %c255
+// CHECK: memref.prefetch %arg1[%[[ROW]], %[[C]]], write, locality<3>, data
+// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%c0, %[[C]]]
+// CHECK-NOT: memref.prefetch %arg2
+// CHECK: return
+func.func private @row_views(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>, %z: memref<256x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  scf.for %r = %c0 to %c256 step %c1 {
+    %row = memref.subview %y[%r, 0] [1, 1024] [1, 1] : memref<256x1024xf32> to memref<1x1024xf32, strided<[1024, 1], offset: ?>>
+    %flat = memref.subview %z[%r, 0] [1, 1024] [1, 1] : memref<256x1024xf32> to memref<1024xf32, strided<[1], offset: ?>>
+    scf.for %c = %c0 to %c1024 step %c16 {
+      %v = vector.load %x[%r, %c] : memref<256x1024xf32>, vector<16xf32>
+      vector.store %v, %row[%c0, %c] : memref<1x1024xf32, strided<[1024, 1], offset: ?>>, vector<16xf32>
+      vector.store %v, %flat[%c] : memref<1024xf32, strided<[1], offset: ?>>, vector<16xf32>
     }
   } {tile.prefetch_rows = 1 : i64}
   return
