@@ -48,6 +48,38 @@ def test_results_can_go_into_given_arrays():
         function(a, b, out=total)
 
 
+RELU = """
+func.func @main(%a: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = "graph.relu"(%a) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+"""
+
+
+def test_arrays_of_any_layout_and_flags_pass_or_are_refused():
+    """Calls of arrays exactly as compiled take a short path: views, read-only arrays and
+    given outputs in a loop still get the right results or a clear error."""
+    function = strata.compile(RELU)
+    wide = np.arange(-12, 12, dtype=np.float32).reshape(4, 6)
+    strided = wide[:, ::2]  # not contiguous: copied first
+    np.testing.assert_array_equal(function(strided), np.maximum(strided, 0))
+    frozen = np.ascontiguousarray(strided)
+    frozen.flags.writeable = False
+    np.testing.assert_array_equal(function(frozen), np.maximum(frozen, 0))
+    out = np.empty((4, 3), np.float32)
+    for sign in (1, -1, 1):
+        assert function(frozen * sign, out=out) is out
+        np.testing.assert_array_equal(out, np.maximum(frozen * sign, 0))
+    read_only = np.empty((4, 3), np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(InvocationError, match=r"out\[0\] is read-only"):
+        function(frozen, out=read_only)
+    with pytest.raises(InvocationError, match=r"out\[0\] must be a C-contiguous"):
+        function(frozen, out=np.empty((3, 4), np.float32).T)
+    with pytest.raises(InvocationError, match=r"out\[0\] must be tensor<4x3xf32>"):
+        function(frozen, out=np.empty((4, 3), np.float64))
+
+
 def test_wrong_arguments_raise_invocation_errors():
     function = strata.compile(ADD)
     with pytest.raises(InvocationError, match="takes 2 input"):
