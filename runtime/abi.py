@@ -165,7 +165,7 @@ def empty_aligned(shape, dtype, always: bool = False) -> np.ndarray:
     if not always and count * dtype.itemsize < _ALIGN_FROM_BYTES:
         return np.empty(shape, dtype)
     raw = np.empty(count * dtype.itemsize + ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
+    start = -address(raw) % ALIGNMENT
     return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
 
 
