@@ -7,7 +7,7 @@ only then). Either way it returns the functions by name.
 
 from pathlib import Path
 
-from .abi import Function, InvocationError, Signature, TensorSpec
+from .abi import Function, InvocationError, Signature, TensorSpec, empty_aligned
 from .gpu_artifact import is_artifact
 from .native import Library
 
@@ -21,4 +21,12 @@ def load(path: str | Path):
     return Library(path)
 
 
-__all__ = ["Function", "InvocationError", "Library", "Signature", "TensorSpec", "load"]
+__all__ = [
+    "Function",
+    "InvocationError",
+    "Library",
+    "Signature",
+    "TensorSpec",
+    "empty_aligned",
+    "load",
+]

@@ -80,6 +80,18 @@ def test_arrays_of_any_layout_and_flags_pass_or_are_refused():
         function(frozen, out=np.empty((4, 3), np.float64))
 
 
+def test_empty_aligned_gives_64_byte_aligned_outputs():
+    from strata.runtime import empty_aligned
+
+    function = strata.compile(RELU)
+    out = empty_aligned((4, 3), np.float32, always=True)
+    assert out.ctypes.data % 64 == 0 and out.shape == (4, 3) and out.dtype == np.float32
+    x = np.arange(-6, 6, dtype=np.float32).reshape(4, 3)
+    assert function(x, out=out) is out
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+    assert empty_aligned((1024, 1024), np.float32).ctypes.data % 64 == 0
+
+
 def test_wrong_arguments_raise_invocation_errors():
     function = strata.compile(ADD)
     with pytest.raises(InvocationError, match="takes 2 input"):
