@@ -123,7 +123,7 @@ def _prefetch_ahead(access: _Access, rows_ahead: int, locality: int) -> None:
             memref.prefetch(access.buffer, list(indices), access.write, locality, True)
 
 
-@register_pass("prefetch-rows", "Prefetch the next rows that a marked row loop reads")
+@register_pass("prefetch-rows", "Prefetch the next rows that a marked row loop reads and writes")
 def prefetch_rows(module: ir.Operation) -> None:
     desc = target_dialect.of(module)
     l1_bytes = desc.l1_bytes if desc is not None and desc.l1_bytes else _L1_WITHOUT_TARGET

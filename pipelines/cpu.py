@@ -100,7 +100,7 @@ def pipeline() -> Pipeline:
                 "func.func(buffer-loop-hoisting)",
                 "loop temporaries allocated once",
             ),
-            Stage("prefetch-rows", prefetch_rows, "prefetch the rows row loops read next"),
+            Stage("prefetch-rows", prefetch_rows, "prefetch the rows row loops touch next"),
             Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
