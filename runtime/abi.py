@@ -252,8 +252,6 @@ def host_outputs(name: str, specs: tuple[TensorSpec, ...], out) -> list[np.ndarr
         return [empty_aligned(spec.shape, spec.dtype) for spec in specs]
     given = as_list(out, len(specs), name)
     for i, (array, spec) in enumerate(zip(given, specs, strict=True)):
-        if _passes_as_is(array, spec) and array.flags.writeable:
-            continue
         if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
             raise InvocationError(f"out[{i}] must be a C-contiguous numpy array")
         if array.dtype != spec.dtype or tuple(array.shape) != spec.shape:
