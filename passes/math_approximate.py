@@ -12,9 +12,9 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   in Horner form (six FMAs; under 1 ulp on the reduced range); 2^k from exponent bits, one
   factor in vectors whose results are all normal, else two, so subnormal results round
   correctly (one any-lane branch); inf above 88.72, 0 below -103.97.
-  With fastmath `afn` (softmax's exponentials), results under 2^-126 are 0 (so that no
-  subnormal reaches the products after them) and 2^k is one factor: an absolute error under
-  1.2e-38, 2 ulp elsewhere; with `ninf` (no result overflows, as for softmax's x - max), x
+  With fastmath `afn` (softmax's exponentials), x below -125.5 ln2 (-86.99, where a result
+  may be under 2^-126) gives 0, so that no subnormal reaches the products after it, and 2^k
+  is one factor: an absolute error under 1.7e-38, 2 ulp elsewhere; with `ninf` (no result overflows, as for softmax's x - max), x
   is not clamped from above.
 - log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
   subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf;
@@ -212,17 +212,23 @@ def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> i
     factors, so that subnormal results round once. On 1 thread of the AVX-512 Xeon the fast
     form made sigmoid 18%, silu 22% and sigmoid/silu(x*a+b) 24% faster.
 
-    `flush_tiny`: results below 2^-126 are 0 (an absolute error under 1.2e-38; softmax's
-    exponentials, whose sum is at least 1), with one factor throughout. Flushed to 0, not
-    kept at 2^-126: normalized by the sum, 2^-126 became a subnormal (every masked score of
-    causal attention), and each product with a subnormal takes a microcode assist on x86 (a
-    GPT-2 block's attention ran 30x slower). `finite`: the result is known not to overflow
+    `flush_tiny`: x whose rounded x / ln2 is -126 or less gives 0 (x below -86.99: results
+    under 2^-125.5, an absolute error under 1.7e-38; softmax's exponentials, whose sum is at
+    least 1), with one factor throughout. The test is on the rounding sum, which the scale
+    takes anyway: a test on x kept x live to the end, and softmax's exponentials with their
+    row sum then spilled on a 16-register AVX2 target (1024x1024 on 1 thread of a znver3,
+    best of 150 calls: 504-530 -> 477-481 us). Flushed to 0, not kept at 2^-126: normalized
+    by the sum, 2^-126 became a subnormal (every masked score of causal attention), and each
+    product with a subnormal takes a microcode assist on x86 (a GPT-2 block's attention ran
+    30x slower). `finite`: the result is known not to overflow
     (x <= 88.7, as fastmath `ninf` promises), so x needs no upper clamp."""
     t = x.type
     if flush_tiny:
         clamped = x if finite else arith.minimumf(x, _const(t, 89.0))
-        tiny = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL_EXP))
-        return arith.select(tiny, _const(t, 0.0), _exp_normal(clamped))
+        shifted, p = _exp_normal_parts(clamped)
+        # The sum holds k + 127 (or is below 2^23 where x / ln2 is): k <= -126 below 2 + 127.
+        tiny = arith.cmpf(Cmp.OLT, shifted, _const(t, _ROUNDING + 2))
+        return arith.select(tiny, _const(t, 0.0), _scale_by_bits(p, shifted))
     normal = arith.andi(
         arith.cmpf(Cmp.OGE, x, _const(t, _SMALLEST_NORMAL_EXP)),
         arith.cmpf(Cmp.OLE, x, _const(t, _LARGEST_NORMAL_EXP)),
@@ -245,14 +251,25 @@ def _exp_reduced(x: ir.Value, rounding: float) -> tuple[ir.Value, ir.Value, ir.V
     return shifted, k, _horner(r, _EXP_COEFFICIENTS)
 
 
-def _exp_normal(x: ir.Value) -> ir.Value:
-    """exp(x) where 2^k is a normal float (x in [-87.3, 88.7]; beyond, 2^k's bits wrap): the
-    rounding constant carries the exponent bias, so the sum's low bits shifted into the
-    exponent field are 2^k."""
-    t = x.type
+def _exp_normal_parts(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The rounding sum and exp(r) for x = k ln2 + r: the rounding constant carries the
+    exponent bias, so the sum's low bits hold k + 127."""
     shifted, _, p = _exp_reduced(x, _ROUNDING + 127)
+    return shifted, p
+
+
+def _scale_by_bits(p: ir.Value, shifted: ir.Value) -> ir.Value:
+    """p * 2^k, 2^k made by shifting the rounding sum's low bits (k + 127) into the exponent
+    field; a normal float for k in [-126, 127], and bits that wrap beyond."""
+    t = p.type
     bits = arith.shli(arith.bitcast(_i32(t), shifted), _const(_i32(t), 23))
     return arith.mulf(p, arith.bitcast(t, bits))
+
+
+def _exp_normal(x: ir.Value) -> ir.Value:
+    """exp(x) where 2^k is a normal float (x in [-87.3, 88.7])."""
+    shifted, p = _exp_normal_parts(x)
+    return _scale_by_bits(p, shifted)
 
 
 def _exp_any(x: ir.Value, *, finite: bool) -> ir.Value:
@@ -817,6 +834,9 @@ _UNARY = {
     "math.sin": sin_f32,
     "math.cos": cos_f32,
 }
+# The ops that become range reductions and polynomials: a dozen constants each, and the
+# registers to hold them.
+APPROXIMATED = ("math.exp", "math.powf", *_UNARY)
 _NARROW = ("f16", "bf16")
 
 

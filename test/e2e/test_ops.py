@@ -331,6 +331,27 @@ def test_softmax_rows_with_nan_and_inf(safe, row, rng):
         assert np.isnan(actual[2]).all()
 
 
+@pytest.mark.parametrize("row", [12, 1000])
+def test_softmax_flushes_only_what_could_be_subnormal(row, rng):
+    """Exponentials of x - max below -86.99 (where exp may be under 2^-126) are exactly 0, so
+    no subnormal reaches the normalization; above, they keep their relative accuracy down to
+    2^-125.5. One entry is the max and the rest far below it: the row sums to 1."""
+    near = np.array([-86.9, -86.98, -86.995, -87.0, -87.2, -87.34, -87.7, -88, -90, -103])
+    x = rand(rng, 3, row, low=-80, high=-20)
+    x[:, 0] = 0
+    x[:, 1 : 1 + near.size] = near
+    x[2] += 40  # the same differences from a larger max
+    x64 = x.astype(np.float64)
+    below = x64 - x64.max(axis=1, keepdims=True)
+    expected = np.exp(below) / np.exp(below).sum(axis=1, keepdims=True)
+    actual = run_op("softmax", [x], tensor_type(x.shape), "axis = 1 : i64")
+    assert (actual[below < -87.0] == 0).all()
+    assert (actual[np.abs(actual) < 2.0**-126] == 0).all()
+    kept = expected >= 2.0**-125.5
+    check(actual[kept], expected[kept], rtol=1e-5, atol=0)
+    assert (expected[actual == 0] < 1.7e-38).all()
+
+
 @pytest.mark.parametrize("axis", [-1, 1])
 @pytest.mark.parametrize("row", ROW_LENGTHS)
 def test_layer_norm(axis, row, rng):

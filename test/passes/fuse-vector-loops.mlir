@@ -164,3 +164,63 @@ func.func private @independent(%x: memref<1024xf32>, %y: memref<1024xf32>, %t: m
   }
   return %sum : vector<64xf32>
 }
+
+// -----
+
+// With 16 vector registers (AVX2), a loop computing a transcendental keeps its loop: the
+// polynomial's constants fill the registers, and the sum's partial vectors would spill. The
+// centring and its squares (plain arithmetic) still fuse.
+// CHECK-LABEL: func.func private @exp_then_sum_in_16_registers
+// CHECK: scf.for
+// CHECK:   math.exp
+// CHECK:   vector.transfer_write
+// CHECK: scf.for
+// CHECK:   vector.transfer_read %arg1
+// CHECK:   arith.addf
+// CHECK-LABEL: func.func private @centre_then_square_in_16_registers
+// CHECK: scf.for
+// CHECK:   arith.subf
+// CHECK-NOT: vector.transfer_read %arg1
+// CHECK:   arith.mulf
+// CHECK-NOT: scf.for
+// CHECK: return
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", vector_registers = 16 : i64}} {
+  func.func private @exp_then_sum_in_16_registers(%x: memref<8x1024xf32>, %t: memref<1x1024xf32>, %r: index, %m: vector<1x32xf32>) -> vector<1x32xf32> {
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %c1024 = arith.constant 1024 : index
+    %pad = ub.poison : f32
+    %zero = arith.constant dense<0.0> : vector<1x32xf32>
+    scf.for %i = %c0 to %c1024 step %c32 {
+      %v = vector.transfer_read %x[%r, %i], %pad {in_bounds = [true, true]} : memref<8x1024xf32>, vector<1x32xf32>
+      %d = arith.subf %v, %m : vector<1x32xf32>
+      %e = math.exp %d : vector<1x32xf32>
+      vector.transfer_write %e, %t[%c0, %i] {in_bounds = [true, true]} : vector<1x32xf32>, memref<1x1024xf32>
+    }
+    %sum = scf.for %j = %c0 to %c1024 step %c32 iter_args(%a = %zero) -> (vector<1x32xf32>) {
+      %e = vector.transfer_read %t[%c0, %j], %pad {in_bounds = [true, true]} : memref<1x1024xf32>, vector<1x32xf32>
+      %s = arith.addf %e, %a : vector<1x32xf32>
+      scf.yield %s : vector<1x32xf32>
+    }
+    return %sum : vector<1x32xf32>
+  }
+  func.func private @centre_then_square_in_16_registers(%x: memref<8x1024xf32>, %t: memref<1x1024xf32>, %r: index, %m: vector<1x32xf32>) -> vector<1x32xf32> {
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %c1024 = arith.constant 1024 : index
+    %pad = ub.poison : f32
+    %zero = arith.constant dense<0.0> : vector<1x32xf32>
+    scf.for %i = %c0 to %c1024 step %c32 {
+      %v = vector.transfer_read %x[%r, %i], %pad {in_bounds = [true, true]} : memref<8x1024xf32>, vector<1x32xf32>
+      %d = arith.subf %v, %m : vector<1x32xf32>
+      vector.transfer_write %d, %t[%c0, %i] {in_bounds = [true, true]} : vector<1x32xf32>, memref<1x1024xf32>
+    }
+    %sum = scf.for %j = %c0 to %c1024 step %c32 iter_args(%a = %zero) -> (vector<1x32xf32>) {
+      %d = vector.transfer_read %t[%c0, %j], %pad {in_bounds = [true, true]} : memref<1x1024xf32>, vector<1x32xf32>
+      %s = arith.mulf %d, %d : vector<1x32xf32>
+      %u = arith.addf %s, %a : vector<1x32xf32>
+      scf.yield %u : vector<1x32xf32>
+    }
+    return %sum : vector<1x32xf32>
+  }
+}

@@ -40,19 +40,20 @@ func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
 
 // -----
 
-// With fastmath<afn> (softmax's exponentials) results under 2^-126 flush to 0: 2^k is one
+// With fastmath<afn> (softmax's exponentials) x below -125.5 ln2 flushes to 0: 2^k is one
 // factor made from the bits of the rounding sum, whose constant (1.5 * 2^23 + 127,
-// 0x4B40007F) carries the exponent bias (a shift makes 2^k), and inputs where exp is below
-// 2^-126 are selected to 0 (no clamp from below: whatever the bits make there is dropped),
-// so that no subnormal reaches the softmax's normalization and the products after it.
+// 0x4B40007F) carries the exponent bias (a shift makes 2^k), and lanes whose sum holds
+// k + 127 < 2 (1.5 * 2^23 + 2, 0x4B400002) are selected to 0 (no clamp from below: whatever
+// the bits make there is dropped), so that no subnormal reaches the softmax's normalization
+// and the products after it. The test reads the sum, not x: x is dead after the reduction.
 // CHECK-LABEL: func.func @exp_afn
-// CHECK-DAG: %[[LOW:.*]] = arith.constant dense<-87.3365402> : vector<8xf32>
 // CHECK-DAG: %[[ROUND:.*]] = arith.constant dense<0x4B40007F> : vector<8xf32>
+// CHECK-DAG: %[[LOW:.*]] = arith.constant dense<0x4B400002> : vector<8xf32>
 // CHECK-NOT: arith.maximumf
-// CHECK: %[[TINY:.*]] = arith.cmpf olt, %arg0, %[[LOW]]
 // CHECK-NOT: scf.if
 // CHECK: %[[SHIFTED:.*]] = arith.addf %{{.*}}, %[[ROUND]] fastmath<contract>
 // CHECK: arith.subf %[[SHIFTED]], %[[ROUND]]
+// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[SHIFTED]], %[[LOW]]
 // CHECK-NOT: arith.shrsi
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[SHIFTED]] : vector<8xf32> to vector<8xi32>
 // CHECK: %[[SCALE:.*]] = arith.shli %[[BITS]]
