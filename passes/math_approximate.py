@@ -14,8 +14,8 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   correctly (one any-lane branch); inf above 88.72, 0 below -103.97.
   With fastmath `afn` (softmax's exponentials), x below -125.5 ln2 (-86.99, where a result
   may be under 2^-126) gives 0, so that no subnormal reaches the products after it, and 2^k
-  is one factor: an absolute error under 1.7e-38, 2 ulp elsewhere; with `ninf` (no result overflows, as for softmax's x - max), x
-  is not clamped from above.
+  is one factor: an absolute error under 1.7e-38, 2 ulp elsewhere; with `ninf` (no result
+  overflows, as for softmax's x - max), x is not clamped from above.
 - log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
   subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf;
   a vector of normal positive finite x only skips these cases (one any-lane branch).
