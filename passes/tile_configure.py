@@ -129,15 +129,17 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
             config["tile_sizes"] = list(short)
             mc, nc, kc = short
     # Threads split M, or N when M is too short (a conv's output channels): packed, into whole
-    # cache blocks; else into whole micro-kernels. A packed matmul with fewer rows than columns
-    # (a transformer's linear layers on a short sequence) splits N first: each thread then
-    # reads only its own columns of the packed B, the larger operand (64x1024 @ 1024x4096 on
-    # 2 threads: 102 -> 104-113 GFLOP/s).
+    # cache blocks; else into whole micro-kernels. A packed matmul with no more rows than
+    # columns (a transformer's linear layers on a short sequence, a square one) splits N
+    # first: each thread then packs only its own columns of B, where with M split each packs
+    # all of B for its rows (A is packed once, up front, for both). 64x1024 @ 1024x4096 on 2
+    # threads: 102 -> 104-113 GFLOP/s; on 2 threads of a znver3, medians of 8 rounds, 1024^3
+    # 161-174 -> 174-180 GFLOP/s and 2048^3 132-178 -> 148-186 (numpy 172-181, 126-187).
     # Each thread's share is cut into blocks of its own (a block wider than the share leaves
     # every tile inside it of a dynamic size, which does not vectorize); packed panels need
     # whole blocks, so a share that no block divides is not split that way (2304 columns of
     # QKV on 2 threads: blocks of 192, not 256).
-    order = [(1, n), (0, m)] if packed and m < n else [(0, m), (1, n)]
+    order = [(1, n), (0, m)] if packed and m <= n else [(0, m), (1, n)]
     blocks, micro = config["tile_sizes"], (mr, nr)
     for dim, extent in order:
         threads = _threads(desc, m * n * k, extent, micro[dim])

@@ -114,20 +114,24 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
-// A packed matmul with fewer rows than columns splits N over the threads, so that each reads
-// only its own columns of the packed B; a square one splits M. With 64 rows or fewer, the
+// A packed matmul with no more rows than columns splits N over the threads, so that each
+// packs only its own columns of B; one with more rows splits M. With 64 rows or fewer, the
 // rows are one block and B's blocks have page-long rows (1024 f32) and kc = 64.
 // CORES-LABEL: func.func private @linear_kernel_0
 // CORES-SAME: pack = 4 : i64
 // CORES-SAME: thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 64, 1024, 64>
 // CORES-LABEL: func.func private @linear_kernel_1
 // CORES-SAME: pack = 4 : i64
+// CORES-SAME: thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 64, 256, 256>
+// CORES-LABEL: func.func private @linear_kernel_2
+// CORES-SAME: pack = 4 : i64
 // CORES-SAME: thread_dim = 0 : i64, threads = 2 : i64, tile_sizes = array<i64: 64, 256, 256>
 module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
-  func.func @linear(%x: tensor<64x1024xf32>, %w: tensor<1024x4096xf32>, %a: tensor<1024x1024xf32>) -> (tensor<64x4096xf32>, tensor<1024x1024xf32>) {
+  func.func @linear(%x: tensor<64x1024xf32>, %w: tensor<1024x4096xf32>, %a: tensor<1024x1024xf32>, %t: tensor<2048x1024xf32>, %u: tensor<1024x512xf32>) -> (tensor<64x4096xf32>, tensor<1024x1024xf32>, tensor<2048x512xf32>) {
     %0 = "graph.matmul"(%x, %w) : (tensor<64x1024xf32>, tensor<1024x4096xf32>) -> tensor<64x4096xf32>
     %1 = "graph.matmul"(%a, %a) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    return %0, %1 : tensor<64x4096xf32>, tensor<1024x1024xf32>
+    %2 = "graph.matmul"(%t, %u) : (tensor<2048x1024xf32>, tensor<1024x512xf32>) -> tensor<2048x512xf32>
+    return %0, %1, %2 : tensor<64x4096xf32>, tensor<1024x1024xf32>, tensor<2048x512xf32>
   }
 }
 
