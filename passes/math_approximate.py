@@ -220,13 +220,14 @@ def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> i
     best of 150 calls: 504-530 -> 477-481 us). Flushed to 0, not kept at 2^-126: normalized
     by the sum, 2^-126 became a subnormal (every masked score of causal attention), and each
     product with a subnormal takes a microcode assist on x86 (a GPT-2 block's attention ran
-    30x slower). `finite`: the result is known not to overflow
-    (x <= 88.7, as fastmath `ninf` promises), so x needs no upper clamp."""
+    30x slower). `finite`: the result is known not to overflow (x <= 88.7, as fastmath
+    `ninf` promises), so x needs no upper clamp."""
     t = x.type
     if flush_tiny:
         clamped = x if finite else arith.minimumf(x, _const(t, 89.0))
         shifted, p = _exp_normal_parts(clamped)
-        # The sum holds k + 127 (or is below 2^23 where x / ln2 is): k <= -126 below 2 + 127.
+        # The sum is 1.5 * 2^23 + k + 127 (less where x is -inf or far below): k <= -126
+        # leaves it under 1.5 * 2^23 + 2.
         tiny = arith.cmpf(Cmp.OLT, shifted, _const(t, _ROUNDING + 2))
         return arith.select(tiny, _const(t, 0.0), _scale_by_bits(p, shifted))
     normal = arith.andi(
