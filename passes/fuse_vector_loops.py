@@ -145,7 +145,7 @@ def _split_between(
     return up, down
 
 
-def _fuse(first: ir.Operation, second: ir.Operation, registers: int) -> bool:
+def _fuse(first: ir.Operation, second: ir.Operation, transcendentals_apart: bool) -> bool:
     if not _same_bounds(first, second) or constant_value(first.operands[2]) is None:
         return False
     step = constant_value(first.operands[2])
@@ -153,9 +153,7 @@ def _fuse(first: ir.Operation, second: ir.Operation, registers: int) -> bool:
     ops_a, ops_b = list(body_a.operations), list(body_b.operations)
     if any(len(op.regions) for op in ops_a + ops_b):
         return False
-    if registers < _REGISTERS_TO_FUSE_TRANSCENDENTALS and any(
-        op.name in APPROXIMATED for op in ops_a
-    ):
+    if transcendentals_apart and any(op.name in APPROXIMATED for op in ops_a):
         return False
     in_a, in_b = _accesses(ops_a), _accesses(ops_b)
     if in_a is None or in_b is None:
@@ -233,12 +231,12 @@ def _next_loop(loop: ir.Operation) -> ir.Operation | None:
 )
 def fuse_vector_loops(module: ir.Operation) -> None:
     desc = target_dialect.of(module)
-    registers = desc.vector_registers if desc is not None and desc.vector_registers else 32
+    apart = desc is not None and 0 < desc.vector_registers < _REGISTERS_TO_FUSE_TRANSCENDENTALS
     with module.context:
         fused = True
         while fused:
             loops = find_ops(module, lambda op: op.name == "scf.for")
             fused = any(
-                (second := _next_loop(loop)) is not None and _fuse(loop, second, registers)
+                (second := _next_loop(loop)) is not None and _fuse(loop, second, apart)
                 for loop in loops
             )

@@ -225,7 +225,7 @@ def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> i
     t = x.type
     if flush_tiny:
         clamped = x if finite else arith.minimumf(x, _const(t, 89.0))
-        shifted, p = _exp_normal_parts(clamped)
+        shifted, _, p = _exp_reduced(clamped, _ROUNDING + 127)
         # The sum is 1.5 * 2^23 + k + 127 (less where x is -inf or far below): k <= -126
         # leaves it under 1.5 * 2^23 + 2.
         tiny = arith.cmpf(Cmp.OLT, shifted, _const(t, _ROUNDING + 2))
@@ -252,16 +252,11 @@ def _exp_reduced(x: ir.Value, rounding: float) -> tuple[ir.Value, ir.Value, ir.V
     return shifted, k, _horner(r, _EXP_COEFFICIENTS)
 
 
-def _exp_normal_parts(x: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """The rounding sum and exp(r) for x = k ln2 + r: the rounding constant carries the
-    exponent bias, so the sum's low bits hold k + 127."""
-    shifted, _, p = _exp_reduced(x, _ROUNDING + 127)
-    return shifted, p
-
-
 def _scale_by_bits(p: ir.Value, shifted: ir.Value) -> ir.Value:
-    """p * 2^k, 2^k made by shifting the rounding sum's low bits (k + 127) into the exponent
-    field; a normal float for k in [-126, 127], and bits that wrap beyond."""
+    """p * 2^k, with `shifted` the rounding sum of _exp_reduced(x, _ROUNDING + 127): the
+    constant carries the exponent bias, so the sum's low bits hold k + 127, and shifted into
+    the exponent field they are 2^k; a normal float for k in [-126, 127], bits that wrap
+    beyond."""
     t = p.type
     bits = arith.shli(arith.bitcast(_i32(t), shifted), _const(_i32(t), 23))
     return arith.mulf(p, arith.bitcast(t, bits))
@@ -269,7 +264,7 @@ def _scale_by_bits(p: ir.Value, shifted: ir.Value) -> ir.Value:
 
 def _exp_normal(x: ir.Value) -> ir.Value:
     """exp(x) where 2^k is a normal float (x in [-87.3, 88.7])."""
-    shifted, p = _exp_normal_parts(x)
+    shifted, _, p = _exp_reduced(x, _ROUNDING + 127)
     return _scale_by_bits(p, shifted)
 
 
