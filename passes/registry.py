@@ -93,6 +93,7 @@ def _load_all() -> None:
         graph_fuse,
         graph_to_linalg,
         graph_verify,
+        hoist_accumulators,
         lower_copies,
         lower_fork_join,
         math_approximate,

@@ -30,6 +30,7 @@ from mlir.passmanager import PassManager
 
 from ..diagnostics import DiagnosticCollector, remark, source_pos
 from . import linalg_builders as lb
+from .hoist_accumulators import hoist_accumulators_in
 from .ir_query import defining_op, find_ops, within
 from .registry import PassFailure, register_pass
 from .tile_configure import (
@@ -721,6 +722,7 @@ def tile_vectorize(module: ir.Operation) -> None:
             raise PassFailure("tile-vectorize") from None
     with module.context:
         PassManager.parse(_FOLD_VIEWS).run(module)
+        hoist_accumulators_in(module)
         for reduction in find_ops(module, lambda op: op.name == "vector.multi_reduction"):
             _reduce_in_halves(reduction)
     try:

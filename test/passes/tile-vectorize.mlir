@@ -31,6 +31,40 @@ func.func @micro_kernel(%a: memref<16x4xf32>, %b: memref<4x32xf32>, %c: memref<1
 
 // -----
 
+// The same when the product is then viewed in another shape (a conv's [O, OH*OW] product
+// expanded to NCHW): the view does not keep the C tile in memory at every k step.
+// CHECK-LABEL: func.func @micro_kernel_viewed_after
+// CHECK: vector.transfer_read %[[C:[a-z_0-9]+]][{{.*}} : memref<16x32xf32>, vector<8x32xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8x32xf32>)
+// CHECK-NOT: memref<16x32xf32>
+// CHECK: scf.yield
+// CHECK: vector.transfer_write {{.*}}, %[[C]]{{.*}} : vector<8x32xf32>, memref<16x32xf32>
+// CHECK: memref.expand_shape %[[C]]
+func.func @micro_kernel_viewed_after(%a: memref<16x4xf32>, %b: memref<4x32xf32>, %out: memref<1x16x4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<16x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x32xf32>)
+  scf.for %m = %c0 to %c16 step %c8 {
+    scf.for %k = %c0 to %c4 step %c1 {
+      %sa = memref.subview %a[%m, %k] [8, 1] [1, 1] : memref<16x4xf32> to memref<8x1xf32, strided<[4, 1], offset: ?>>
+      %sb = memref.subview %b[%k, 0] [1, 32] [1, 1] : memref<4x32xf32> to memref<1x32xf32, strided<[32, 1], offset: ?>>
+      %sc = memref.subview %c[%m, 0] [8, 32] [1, 1] : memref<16x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+      linalg.matmul {tile.vectorize} ins(%sa, %sb : memref<8x1xf32, strided<[4, 1], offset: ?>>, memref<1x32xf32, strided<[32, 1], offset: ?>>)
+                    outs(%sc : memref<8x32xf32, strided<[32, 1], offset: ?>>)
+    }
+  }
+  %nchw = memref.expand_shape %c [[0, 1], [2, 3]] output_shape [1, 16, 4, 8] : memref<16x32xf32> into memref<1x16x4x8xf32>
+  memref.copy %nchw, %out : memref<1x16x4x8xf32> to memref<1x16x4x8xf32>
+  return
+}
+
+// -----
+
 // Marked elementwise ops become vector ops; unmarked ones stay as they are.
 // CHECK-LABEL: func.func @rows
 // CHECK: vector.transfer_read {{.*}} vector<1x16xf32>
