@@ -584,7 +584,31 @@ def _realize(kernel: ir.Operation, config: dict, contractions: bool) -> None:
     finally:
         _drop_op_ids(kernel)
     _peel_partial_loops(kernel)
+    lanes = config.get("vector_size", 0)
+    if lanes and _split_ragged_columns(kernel, lanes):
+        _peel_partial_loops(kernel)
     _check_vectorizable(kernel)
+
+
+def _split_ragged_columns(kernel: ir.Operation, lanes: int) -> bool:
+    """Cuts each micro-kernel whose columns are not whole vectors (the partial tile peeled off
+    N) into its whole vectors and the rest: LLVM scalarizes a 9-wide vector row element by
+    element, which made the last 9 of a 13x13 conv's 169 columns 30% of its time. Returns
+    whether any was cut (its partial loop still to be peeled)."""
+    script = _Script()
+    for op in find_ops(kernel, lambda op: op.name == "linalg.matmul"):
+        if VECTORIZE_ATTR not in op.attributes:
+            continue
+        columns = lb.ranked(op.results[0] if op.results else op.operands[2]).shape[-1]
+        if columns > lanes and columns % lanes:
+            script.tile(script.match(op), [0, columns - columns % lanes, 0])
+    if not script.lines:
+        return False
+    try:
+        apply_transform(kernel, script.lines)
+    finally:
+        _drop_op_ids(kernel)
+    return True
 
 
 # The largest vector a configuration asks for is a 32 x 32 tile of attention scores (1024

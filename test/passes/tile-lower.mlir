@@ -275,3 +275,24 @@ func.func private @heads(%a: tensor<4x16x64xf32>, %b: tensor<4x64x64xf32>) -> te
   %r = linalg.batch_matmul ins(%a, %b : tensor<4x16x64xf32>, tensor<4x64x64xf32>) outs(%c : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
   return %r : tensor<4x16x64xf32>
 }
+
+// -----
+
+// 25 columns in 16-wide micro-kernels: the partial tile of 9 is cut into one whole vector of 8
+// and a column of 1 (a 9-wide vector row would be scalarized).
+// MATMUL-LABEL: func.func private @ragged_columns
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x1xf32>) outs(%{{.*}} : tensor<4x1xf32>)
+// MATMUL-NOT: tensor<1x9xf32>
+// CHECK-LABEL: func.func private @ragged_columns
+func.func private @ragged_columns(%a: tensor<8x32xf32>, %b: tensor<32x25xf32>) -> tensor<8x25xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", tile_sizes = array<i64: 8, 25, 32>, interchange = array<i64: 1, 2, 0>,
+                   register_tile = array<i64: 4, 16, 1>, vector_size = 8 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x25xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x25xf32>) -> tensor<8x25xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<8x32xf32>, tensor<32x25xf32>) outs(%c : tensor<8x25xf32>) -> tensor<8x25xf32>
+  return %r : tensor<8x25xf32>
+}
