@@ -31,6 +31,20 @@ def test_weights_become_resources_and_the_model_runs():
     np.testing.assert_allclose(strata.compile(module)(x), x @ w, rtol=1e-5)
 
 
+def test_a_gemm_weight_is_transposed_once_at_import():
+    # Linear layers export as Gemm(x, W, transB=1): W^T is a constant, not a per-call op.
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((5, 8)).astype(np.float32)
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])
+    node = helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)
+    graph = helper.make_graph([node], "gemm", [x_info], [y_info], [numpy_helper.from_array(w, "w")])
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert "graph.transpose" not in str(module)
+    x = rng.standard_normal((2, 8)).astype(np.float32)
+    np.testing.assert_allclose(strata.compile(module)(x), x @ w.T, rtol=1e-5)
+
+
 def test_unsupported_ops_are_named_with_their_node():
     w = np.ones((4, 4), np.float32)
     model = linear_model(w, op="MatMulInteger")
