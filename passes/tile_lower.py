@@ -36,6 +36,7 @@ from .registry import PassFailure, register_pass
 from .tile_configure import (
     CONFIG_ATTR,
     LANE_TYPES,
+    im2col_columns,
     kernels,
     read_config,
     shaped_of,
@@ -287,12 +288,14 @@ def _zero_filled(value: ir.Value) -> bool:
     )
 
 
-def _im2col(conv: ir.Operation) -> tuple[ir.Operation, ir.Operation | None]:
+def _im2col(conv: ir.Operation, nr: int, packed: bool) -> tuple[ir.Operation, ir.Operation | None]:
     """Rewrites an NCHW conv (zero-initialized) as weights [O, C*KH*KW] times patches
     [C*KH*KW, N*OH*OW], a linalg.matmul whose result is the output in [O, N, OH, OW] order (for
     N = 1, NCHW itself). Patches are K-major: the copy of one patch row reads a contiguous run
-    of input pixels. Returns the matmul and the patch copy (the conv and None if it does not
-    apply)."""
+    of input pixels. Patch rows are padded with zero columns to `im2col_columns` (for
+    micro-kernels `nr` wide, a `packed` product or not), and the product's extra columns
+    dropped. Returns the matmul and
+    the patch copy (the conv and None if it does not apply)."""
     x, w, init = conv.operands
     if not _zero_filled(init):
         return conv, None
@@ -304,23 +307,41 @@ def _im2col(conv: ir.Operation) -> tuple[ir.Operation, ir.Operation | None]:
     dh, dw = list(ir.DenseIntElementsAttr(conv.attributes["dilations"]))
     element = out.element_type
     d = [ir.AffineDimExpr.get(i) for i in range(6)]  # c, kh, kw, n, oh, ow
+    depth, cols = c * kh * kw, n * oh * ow
+    padded = im2col_columns(cols, nr, packed)
+    by_patch = [[0, 1, 2], [3, 4, 5]]
     with ir.InsertionPoint(conv), conv.location:
+        zero = lb.scalar(element, 0)
+        if padded > cols:
+            # The patches are written into the padded rows in place; only the pad is zeroed.
+            rows = lb.empty([depth, padded], element)
+            pad = lb.extract_slice(rows, [0, cols], [depth, padded - cols], [1, 1])
+            pad = linalg.fill(zero, outs=[pad])
+            rows = lb.insert_slice(pad, rows, [0, cols])
+            view = lb.extract_slice(rows, [0, 0], [depth, cols], [1, 1])
+            destination = lb.expand(view, by_patch, [c, kh, kw, n, oh, ow])
+        else:
+            destination = lb.empty([c, kh, kw, n, oh, ow], element)
         patches = lb.generic(
             [x],
-            lb.empty([c, kh, kw, n, oh, ow], element),
+            destination,
             [[d[3], d[0], d[4] * sh + d[1] * dh, d[5] * sw + d[2] * dw], list(range(6))],
             [lb.PARALLEL] * 6,
             lambda v, _: v,
         )
-        depth, cols = c * kh * kw, n * oh * ow
-        rhs = lb.collapse(patches, [[0, 1, 2], [3, 4, 5]], [depth, cols])
+        rhs = lb.collapse(patches, by_patch, [depth, cols])
+        if padded > cols:
+            rhs = lb.insert_slice(rhs, rows, [0, 0])
         lhs = lb.collapse(w, [[0], [1, 2, 3]], [o, depth])
-        acc = lb.filled([o, cols], element, lb.scalar(element, 0))
+        acc = lb.filled([o, padded], element, zero)
         product = linalg.matmul(lhs, rhs, outs=[acc])
+        result = product
+        if padded > cols:
+            result = lb.extract_slice(product, [0, 0], [o, cols], [1, 1])
         if n == 1:  # [O, OH*OW] is NCHW already
-            nchw = lb.expand(product, [[0, 1], [2, 3]], [1, o, oh, ow])
+            nchw = lb.expand(result, [[0, 1], [2, 3]], [1, o, oh, ow])
         else:
-            onhw = lb.expand(product, [[0], [1, 2, 3]], [o, n, oh, ow])
+            onhw = lb.expand(result, [[0], [1, 2, 3]], [o, n, oh, ow])
             nchw = lb.transpose(onhw, [1, 0, 2, 3])
     conv.results[0].replace_all_uses_with(nchw)
     conv.erase()
@@ -387,7 +408,8 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 if op.name != _CONV:
                     rewritten.append(op)
                     continue
-                product, patch_copy = _im2col(op)
+                nr = config["register_tile"][1]
+                product, patch_copy = _im2col(op, nr, "pack" in config)
                 rewritten.append(product)
                 if patch_copy is not None and lanes:
                     row = ir.RankedTensorType(patch_copy.results[0].type).shape[-1]
@@ -428,7 +450,13 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
         if _parallel_only(op):
             sizes = _row_tiles(op, lanes)
             if sizes is not None:
-                pieces = script.split(script.match(op), chunks, dim, rank=len(sizes))
+                # In a matmul kernel, an op beside the product that the threads cannot split
+                # evenly (a conv's zeroed pad columns, the kernel split along N) runs whole:
+                # unequal chunks have dynamic shapes.
+                shape = lb.ranked(op.results[0]).shape
+                uneven = dim >= len(shape) or shape[dim] % chunks
+                parts = 1 if strategy == "matmul" and uneven else chunks
+                pieces = script.split(script.match(op), parts, dim, rank=len(sizes))
                 script.vectorize_later(script.tile(pieces, sizes))
 
 

@@ -123,6 +123,33 @@ func.func private @conv(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> ten
 
 // -----
 
+// 7x9 patches (63 columns) under 16-wide micro-kernels: the patch rows are padded to 64
+// columns (the pad zeroed, the patches written in place through an expanded view of the rest),
+// so that no micro-kernel is cut short; the product's extra column is dropped before it is
+// expanded to NCHW.
+// MATMUL-LABEL: func.func private @conv_padded_columns
+// MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<18x1xf32>)
+// MATMUL: tensor.extract_slice %{{.*}}[0, 0] [18, 63] [1, 1] : tensor<18x64xf32> to tensor<18x63xf32>
+// MATMUL: tensor.expand_shape %{{.*}} : tensor<18x63xf32> into tensor<2x3x3x1x7x9xf32>
+// MATMUL: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [18, 63] [1, 1] : tensor<18x63xf32> into tensor<18x64xf32>
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// MATMUL-NOT: linalg.matmul
+// MATMUL: tensor.extract_slice %{{.*}}[0, 0] [8, 63] [1, 1] : tensor<8x64xf32> to tensor<8x63xf32>
+// MATMUL: tensor.expand_shape %{{.*}} output_shape [1, 8, 7, 9] : tensor<8x63xf32> into tensor<1x8x7x9xf32>
+func.func private @conv_padded_columns(%x: tensor<1x2x9x11xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x7x9xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 8, 64, 18>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 16, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x7x9xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x7x9xf32>) -> tensor<1x8x7x9xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x9x11xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x7x9xf32>) -> tensor<1x8x7x9xf32>
+  return %r : tensor<1x8x7x9xf32>
+}
+
+// -----
+
 // A packed matmul: A and B are packed into k-major micro-panels (vectorized pack ops), the
 // packed contraction is cut into blocks and 8x32x4 micro-kernels, and C is unpacked. B is
 // packed block by block in the N and K block loops: each 32 x 64 block of B goes into a block
