@@ -150,6 +150,25 @@ func.func private @conv_padded_columns(%x: tensor<1x2x9x11xf32>, %w: tensor<8x2x
 
 // -----
 
+// A 1x1 conv of stride 1 on one image is the weights times its input as it is: no patches.
+// MATMUL-LABEL: func.func private @conv_1x1
+// MATMUL: tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2, 3]] : tensor<1x4x4x4xf32> into tensor<4x16xf32>
+// MATMUL-NOT: linalg.generic
+// MATMUL: linalg.matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+func.func private @conv_1x1(%x: tensor<1x4x4x4xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 8, 16, 4>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 16, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x4x4x4xf32>, tensor<8x4x1x1xf32>) outs(%init : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 // A packed matmul: A and B are packed into k-major micro-panels (vectorized pack ops), the
 // packed contraction is cut into blocks and 8x32x4 micro-kernels, and C is unpacked. B is
 // packed block by block in the N and K block loops: each 32 x 64 block of B goes into a block
