@@ -116,11 +116,10 @@ def _carry(loop: ir.Operation, read: ir.Operation, write: ir.Operation) -> ir.Op
     return carried.operation
 
 
-def hoist_accumulators_in(module: ir.Operation) -> int:
-    """Carries every qualifying pair out of every `scf.for` in `module`; returns how many."""
+def hoist_accumulators_in(module: ir.Operation) -> None:
+    """Carries every qualifying pair out of every `scf.for` in `module`."""
     # Tiling leaves the slot's index arithmetic in the loop that uses it.
     PassManager.parse("builtin.module(loop-invariant-code-motion)").run(module)
-    hoisted = 0
     pending = find_ops(module, lambda op: op.name == "scf.for")
     while pending:
         loop = pending.pop()  # innermost first: find_ops lists loops outside in
@@ -129,8 +128,6 @@ def hoist_accumulators_in(module: ir.Operation) -> int:
         pair = _pair(loop)
         if pair is not None:
             pending.append(_carry(loop, *pair))  # it may carry another pair
-            hoisted += 1
-    return hoisted
 
 
 @register_pass("hoist-accumulators", "Carry a loop's vector read/write pair of one slot")

@@ -237,8 +237,9 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
     out = ir.RankedTensorType(conv.results[0].type).shape
     m, n, k = weight[0], out[0] * out[2] * out[3], math.prod(weight[1:])
     nr = register_tile(desc)[1]
-    config = _matmul_config(desc, m, im2col_columns(n, nr, packed=True), k)
-    if config is None or im2col_columns(n, nr, packed="pack" in config) == n:
+    padded = im2col_columns(n, nr, packed=True)
+    config = _matmul_config(desc, m, padded, k) if padded != n else None
+    if config is None or im2col_columns(n, nr, packed="pack" in config) != padded:
         config = _matmul_config(desc, m, n, k)
     if config is not None:
         config["im2col"] = 1

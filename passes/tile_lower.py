@@ -315,19 +315,19 @@ def _im2col(conv: ir.Operation, nr: int, packed: bool) -> tuple[ir.Operation, ir
     direct = n == 1 and (kh, kw, sh, sw) == (1, 1, 1, 1) and padded == cols
     with ir.InsertionPoint(conv), conv.location:
         zero = lb.scalar(element, 0)
+        patches = None
         if direct:
             rhs = lb.collapse(x, [[0, 1], [2, 3]], [depth, cols])
-        elif padded > cols:
-            # The patches are written into the padded rows in place; only the pad is zeroed.
-            rows = lb.empty([depth, padded], element)
-            pad = lb.extract_slice(rows, [0, cols], [depth, padded - cols], [1, 1])
-            pad = linalg.fill(zero, outs=[pad])
-            rows = lb.insert_slice(pad, rows, [0, cols])
-            view = lb.extract_slice(rows, [0, 0], [depth, cols], [1, 1])
-            destination = lb.expand(view, by_patch, [c, kh, kw, n, oh, ow])
         else:
             destination = lb.empty([c, kh, kw, n, oh, ow], element)
-        if not direct:
+            if padded > cols:
+                # The patches are written into the padded rows in place; only the pad is zeroed.
+                rows = lb.empty([depth, padded], element)
+                pad = lb.extract_slice(rows, [0, cols], [depth, padded - cols], [1, 1])
+                pad = linalg.fill(zero, outs=[pad])
+                rows = lb.insert_slice(pad, rows, [0, cols])
+                view = lb.extract_slice(rows, [0, 0], [depth, cols], [1, 1])
+                destination = lb.expand(view, by_patch, [c, kh, kw, n, oh, ow])
             patches = lb.generic(
                 [x],
                 destination,
@@ -336,8 +336,8 @@ def _im2col(conv: ir.Operation, nr: int, packed: bool) -> tuple[ir.Operation, ir
                 lambda v, _: v,
             )
             rhs = lb.collapse(patches, by_patch, [depth, cols])
-        if padded > cols:
-            rhs = lb.insert_slice(rhs, rows, [0, 0])
+            if padded > cols:
+                rhs = lb.insert_slice(rhs, rows, [0, 0])
         lhs = lb.collapse(w, [[0], [1, 2, 3]], [o, depth])
         acc = lb.filled([o, padded], element, zero)
         product = linalg.matmul(lhs, rhs, outs=[acc])
@@ -352,7 +352,7 @@ def _im2col(conv: ir.Operation, nr: int, packed: bool) -> tuple[ir.Operation, ir
     conv.results[0].replace_all_uses_with(nchw)
     conv.erase()
     # Strided rows would gather.
-    patch_copy = patches.owner.operation if not direct and sw == 1 else None
+    patch_copy = patches.owner.operation if patches is not None and sw == 1 else None
     return product.owner.operation, patch_copy
 
 
@@ -634,7 +634,7 @@ def _split_ragged_columns(kernel: ir.Operation, lanes: int) -> bool:
     for op in find_ops(kernel, lambda op: op.name == "linalg.matmul"):
         if VECTORIZE_ATTR not in op.attributes:
             continue
-        columns = lb.ranked(op.results[0] if op.results else op.operands[2]).shape[-1]
+        columns = lb.ranked(op.results[0]).shape[-1]
         if columns > lanes and columns % lanes:
             script.tile(script.match(op), [0, columns - columns % lanes, 0])
     if not script.lines:
