@@ -735,9 +735,10 @@ def _reduction_kind(op: ir.Operation) -> str:
 
 
 def _reduce_in_halves(op: ir.Operation) -> None:
-    """A row's vector of partial results (vector<1xNxf32> reduced over its last dim) folded
-    in halves, log2(N) vector ops, instead of MLIR's lowering to N extracts and scalar ops.
-    Partial results are already combined out of order; halving just picks another order."""
+    """A row's vector of partial results (vector<1xNxf32> reduced over its last dim, or a
+    vector<Nxf32> reduced to a scalar) folded in halves, log2(N) vector ops, instead of MLIR's
+    lowering to N extracts and scalar ops. Partial results are already combined out of
+    order; halving just picks another order."""
     source, accumulator = op.operands
     source_type = ir.VectorType(source.type)
     *outer, width = source_type.shape
@@ -745,11 +746,11 @@ def _reduce_in_halves(op: ir.Operation) -> None:
     dims = list(ir.DenseI64ArrayAttr(op.attributes["reduction_dims"]))
     if kind not in _COMBINE or dims != [len(outer)] or any(d != 1 for d in outer):
         return
-    if (
-        width < 2
-        or width & (width - 1)
-        or list(ir.VectorType(op.results[0].type).shape) != (outer or [1])
-    ):
+    result_type = op.results[0].type
+    scalar = not isinstance(result_type, ir.VectorType)  # a 1-D vector reduced whole
+    if width < 2 or width & (width - 1):
+        return
+    if not scalar and list(ir.VectorType(result_type).shape) != (outer or [1]):
         return
     combine = _COMBINE[kind]
     element = source_type.element_type
@@ -761,7 +762,8 @@ def _reduce_in_halves(op: ir.Operation) -> None:
             low = vector.extract_strided_slice(half, values, [0], [width], [1])
             high = vector.extract_strided_slice(half, values, [width], [width], [1])
             values = combine(low, high)
-        result = combine(vector.shape_cast(op.results[0].type, values), accumulator)
+        last = vector.extract(values, [], [0]) if scalar else vector.shape_cast(result_type, values)
+        result = combine(last, accumulator)
     op.results[0].replace_all_uses_with(result)
     op.erase()
 

@@ -1,6 +1,6 @@
-"""`--tile-rows`: a row kernel (softmax, layer_norm, rms_norm and their elementwise prologue;
-attention per batch and head) becomes one loop over rows whose body computes one row with the
-same graph ops.
+"""`--tile-rows`: a row kernel (softmax, layer_norm, rms_norm, a reduction over the innermost
+dims, and their elementwise prologue; attention per batch and head) becomes one loop over rows
+whose body computes one row with the same graph ops.
 
     %y = graph.softmax(%x) : tensor<RxN>            scf.for %i = 0 to R iter_args(%acc) {
                                             ->        %row = tensor.extract_slice %x[%i, 0] [1, N]
@@ -8,7 +8,9 @@ same graph ops.
                                                       tensor.insert_slice %s into %acc[%i, 0]
                                                     }
 
-A row is the dims the op normalizes (from its `axis` on); the loop runs over the others.
+A row is the dims the op normalizes (from its `axis` on) or reduces; the loop runs over the
+others. A reduction ends its kernel: its row result has the reduced shape (size 1 along the
+leading dims, with the row's dims kept as 1s or dropped).
 Each row is then read once from memory and its reductions, exponentials and normalization
 run on data in L1; --tile-lower cuts the row ops into vectors. Doing this at the graph level
 (rather than fusing linalg ops into a tiled loop) computes every value of the row once: tile
@@ -107,8 +109,12 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1) -> None
     graph_ops = [op for op in ops[:-1] if op.name != "graph.constant"]
     if len(terminator.operands) != 1 or not graph_ops or not leading_count:
         return
-    full = ir.RankedTensorType(terminator.operands[0].type)
-    if any(op.results[0].type != full for op in graph_ops):
+    result = ir.RankedTensorType(terminator.operands[0].type)
+    *row_ops, last = graph_ops
+    # Every op computes on full rows; a reduction may end the kernel, dropping its rows.
+    reduces = last.name.startswith("graph.reduce_")
+    full = ir.RankedTensorType(last.operands[0].type) if reduces else result
+    if any(op.results[0].type != full for op in row_ops) or last.results[0].type != result:
         return
     produced = {op.results[0] for op in graph_ops}
     inputs = [v for op in graph_ops for v in op.operands if v not in produced]
@@ -119,7 +125,7 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1) -> None
         chunks = 1
     body = _RowBody(graph_ops, inputs, full, leading_count)
     with ir.InsertionPoint(terminator), kernel.location:
-        init = lb.empty(full.shape, full.element_type)
+        init = lb.empty(result.shape, result.element_type)
         if chunks == 1:
             result = body.loop(init, leading, None)
         else:
@@ -130,13 +136,18 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1) -> None
 
 
 class _RowBody:
-    """The kernel's graph ops, cloned to compute one row."""
+    """The kernel's graph ops, cloned to compute one row of `full` (the shape they compute
+    on; a final reduction's result drops the row's reduced dims)."""
 
     def __init__(self, graph_ops, inputs, full: ir.RankedTensorType, leading_count: int):
         self.graph_ops, self.inputs, self.full = graph_ops, inputs, full
         self.leading_count = leading_count
-        row_shape = [1] * leading_count + list(full.shape[leading_count:])
-        self.row_type = ir.RankedTensorType.get(row_shape, full.element_type)
+
+    def row_type(self, value: ir.Value) -> ir.RankedTensorType:
+        """The type of one row of `value`, a result of the kernel's graph ops."""
+        t = ir.RankedTensorType(value.type)
+        shape = [1] * self.leading_count + list(t.shape[self.leading_count :])
+        return ir.RankedTensorType.get(shape, t.element_type)
 
     def loop(self, dest: ir.Value, leading: list[int], first: ir.Value | None) -> ir.Value:
         """An scf.for over the rows of `dest` (leading dims `leading`); row 0 of `dest` is row
@@ -163,7 +174,7 @@ class _RowBody:
                 with op.location:
                     clone = ir.Operation.create(
                         op.name,
-                        results=[self.row_type],
+                        results=[self.row_type(op.results[0])],
                         operands=[rows[v] for v in op.operands],
                         attributes=attributes_of(op),
                     )
@@ -177,14 +188,15 @@ def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], chun
     """scf.forall (%t) in (chunks): rows [t*c, (t+1)*c) of the first leading dim, c each."""
     index = ir.IndexType.get()
     chunk = leading[0] // chunks
-    shape = list(body.full.shape)
+    result = ir.RankedTensorType(init.type)
+    shape = list(result.shape)
     chunk_shape = [chunk, *shape[1:]]
     offsets = [_DYNAMIC] + [0] * (len(shape) - 1)
     forall = scf.ForallOp([0], [chunks], [1], [init])
     with ir.InsertionPoint(forall.body):
         first = arith.MulIOp(forall.induction_variables[0], lb.scalar(index, chunk)).result
         shared = forall.inner_iter_args[0]
-        part_type = ir.RankedTensorType.get(chunk_shape, body.full.element_type)
+        part_type = ir.RankedTensorType.get(chunk_shape, result.element_type)
         part = tensor.ExtractSliceOp(
             part_type, shared, [first], [], [], offsets, chunk_shape, [1] * len(shape)
         ).result
@@ -208,6 +220,10 @@ def _first_row_dim(kernel: ir.Operation) -> int:
         rank = ir.RankedTensorType(op.results[0].type).rank
         if op.name == "graph.attention":
             first = min(first, rank - 2)
+        elif op.name.startswith("graph.reduce_"):
+            source = ir.RankedTensorType(op.operands[0].type).rank
+            axes = ir.DenseI64ArrayAttr(op.attributes["axes"])
+            first = min([first, *(axis % source for axis in axes)])
         elif "axis" in op.attributes and op.name.startswith("graph."):
             first = min(first, ir.IntegerAttr(op.attributes["axis"]).value % max(rank, 1))
     return first

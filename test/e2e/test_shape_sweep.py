@@ -224,6 +224,48 @@ def test_rows(op, rows, width, cores):
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
+REDUCTIONS = {
+    "reduce_sum": np.sum,
+    "reduce_mean": np.mean,
+    "reduce_max": np.max,
+    "reduce_min": np.min,
+    "reduce_prod": np.prod,
+}
+
+
+def reduction_cases():
+    """Each size as the reduced width of 64 rows (by each op in turn), and as the row count
+    of 768-wide sums; 1-D sums of each size; a sum over the leading dim."""
+    ops = list(REDUCTIONS)
+    cases = [(ops[i % len(ops)], [64, s], -1) for i, s in enumerate(SIZES)]
+    cases += [("reduce_sum", [s, 768], 1) for s in SIZES if s != 768]
+    cases += [("reduce_mean", [s], 0) for s in (7, 1000, 4096, 1 << 20)]
+    return cases + [("reduce_sum", [8, 128, 768], 2), ("reduce_max", [1000, 127], 0)]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("op,shape,axis", reduction_cases())
+def test_reductions(op, shape, axis, keepdims, cores):
+    """A sum of squares (the reduction with an elementwise prologue, as a norm's mean square
+    is exported). Products get values near 1, so that they stay finite."""
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape, dtype=np.float32)
+    if op == "reduce_prod":
+        x = np.float32(1) + x / np.float32(50)
+    x64 = x.astype(np.float64)
+    expected = REDUCTIONS[op](x64 * x64, axis=axis, keepdims=keepdims)
+    t = tensor_type(shape)
+    flag = str(keepdims).lower()
+    body = [
+        f'%s = "graph.mul"(%x, %x) : ({t}, {t}) -> {t}',
+        f'%r = "graph.{op}"(%s) {{axes = array<i64: {axis}>, keepdims = {flag}}} '
+        f": ({t}) -> {tensor_type(expected.shape)}",
+    ]
+    actual = compile_for(function([("x", shape)], body, list(expected.shape)), cores)(x)
+    np.testing.assert_allclose(actual, expected, rtol=2e-5 * math.log2(max(shape)))
+
+
 UNREALIZABLE = """
 func.func @main(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
   %r = func.call @chain(%x) : (tensor<4x96xf32>) -> tensor<4x96xf32>

@@ -73,6 +73,30 @@ func.func @mixed(%x: tensor<4x10xf32>, %i: tensor<4x10xi32>) -> (tensor<4x10xf32
 
 // -----
 
+// A reduction over the innermost dim is a row kernel (in plain loops a sum is one chain of
+// dependent adds); a 1-D tensor is one row, with no row loop. A reduction over another dim,
+// or over a row narrower than a vector, stays plain loops.
+// V4-LABEL: func.func private @reductions_kernel_0
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1>, vector_size = 16 : i64}
+// V4-LABEL: func.func private @reductions_kernel_1
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 1, 0>, vector_size = 16 : i64}
+// V4-LABEL: func.func private @reductions_kernel_2
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 0>, vector_size = 16 : i64}
+// V4-LABEL: func.func private @reductions_kernel_3
+// V4-SAME: tile.config = {strategy = "loops"}
+// V4-LABEL: func.func private @reductions_kernel_4
+// V4-SAME: tile.config = {strategy = "loops"}
+func.func @reductions(%x: tensor<64x768xf32>, %y: tensor<2x8x1000xf32>, %v: tensor<1000xf32>, %n: tensor<64x9xf32>) -> (tensor<64xf32>, tensor<2x8x1xf32>, tensor<1xf32>, tensor<768xf32>, tensor<64xf32>) {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 1>, keepdims = false} : (tensor<64x768xf32>) -> tensor<64xf32>
+  %1 = "graph.reduce_max"(%y) {axes = array<i64: -1>, keepdims = true} : (tensor<2x8x1000xf32>) -> tensor<2x8x1xf32>
+  %2 = "graph.reduce_mean"(%v) {axes = array<i64: 0>, keepdims = true} : (tensor<1000xf32>) -> tensor<1xf32>
+  %3 = "graph.reduce_sum"(%x) {axes = array<i64: 0>, keepdims = false} : (tensor<64x768xf32>) -> tensor<768xf32>
+  %4 = "graph.reduce_sum"(%n) {axes = array<i64: 1>, keepdims = false} : (tensor<64x9xf32>) -> tensor<64xf32>
+  return %0, %1, %2, %3, %4 : tensor<64xf32>, tensor<2x8x1xf32>, tensor<1xf32>, tensor<768xf32>, tensor<64xf32>
+}
+
+// -----
+
 // A configuration written in the IR (by hand or by a tuner) is kept.
 // V4-LABEL: func.func private @k
 // V4-SAME: tile.config = {strategy = "loops"}

@@ -49,6 +49,14 @@ func.func private @whole_row(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attribute
 
 // -----
 
+// expected-error @+1 {{'tile.config' loops over 1 leading dims, but the kernel's rows start at dim 0}}
+func.func private @reduced_dim(%x: tensor<8x64xf32>) -> tensor<64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tile_sizes = array<i64: 1>}} {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 0>, keepdims = false} : (tensor<8x64xf32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'tile.config' tile_sizes and register_tile must be 3 positive sizes each}}
 func.func private @register_tile(%a: tensor<8x64xf32>, %b: tensor<64x32xf32>) -> tensor<8x32xf32> attributes {tile.kernel = "contraction", tile.config = {strategy = "matmul", tile_sizes = array<i64: 8, 32, 64>, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 4, 0, 1>}} {
   %0 = "graph.matmul"(%a, %b) : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>

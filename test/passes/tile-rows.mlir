@@ -63,6 +63,37 @@ func.func @masked(%x: tensor<2x3x4x16xf32>, %mask: tensor<2x1x1x16xf32>, %bias: 
 
 // -----
 
+// A reduction over the innermost dim (with its prologue) loops over the rows it reduces; each
+// row's reduction has the row's reduced shape and is inserted into the result at the row.
+// CHECK-LABEL: func.func private @row_sums_kernel_0
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<6x4xf32>
+// CHECK: %[[R:.*]] = scf.for %[[I:.*]] = %{{.*}} to %c24 step %{{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[%{{.*}}, %{{.*}}, 0] [1, 1, 256] [1, 1, 1] : tensor<6x4x256xf32> to tensor<1x1x256xf32>
+// CHECK: %[[SQ:.*]] = "graph.mul"(%[[ROW]], %[[ROW]]) : (tensor<1x1x256xf32>, tensor<1x1x256xf32>) -> tensor<1x1x256xf32>
+// CHECK: %[[S:.*]] = "graph.reduce_sum"(%[[SQ]]) {axes = array<i64: 2>, keepdims = false} : (tensor<1x1x256xf32>) -> tensor<1x1xf32>
+// CHECK: tensor.insert_slice %[[S]] into %[[ACC]][%{{.*}}, %{{.*}}] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<6x4xf32>
+// CHECK: } {tile.prefetch_rows = 1 : i64}
+// CHECK: return %[[R]]
+func.func @row_sums(%x: tensor<6x4x256xf32>) -> tensor<6x4xf32> {
+  %0 = "graph.mul"(%x, %x) : (tensor<6x4x256xf32>, tensor<6x4x256xf32>) -> tensor<6x4x256xf32>
+  %1 = "graph.reduce_sum"(%0) {axes = array<i64: 2>, keepdims = false} : (tensor<6x4x256xf32>) -> tensor<6x4xf32>
+  return %1 : tensor<6x4xf32>
+}
+
+// -----
+
+// A 1-D reduction is one row: no loop.
+// CHECK-LABEL: func.func private @vector_sum_kernel_0
+// CHECK-SAME: tile_sizes = array<i64: 0>
+// CHECK-NOT: scf.for
+// CHECK: "graph.reduce_sum"(%arg0) {axes = array<i64: 0>, keepdims = true} : (tensor<1000xf32>) -> tensor<1xf32>
+func.func @vector_sum(%v: tensor<1000xf32>) -> tensor<1xf32> {
+  %0 = "graph.reduce_sum"(%v) {axes = array<i64: 0>, keepdims = true} : (tensor<1000xf32>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
 // A softmax over another axis than the last is not a row kernel: left as it is.
 // CHECK-LABEL: func.func private @columns_kernel_0
 // CHECK-SAME: tile.config = {strategy = "loops"}

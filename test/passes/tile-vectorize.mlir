@@ -113,3 +113,25 @@ func.func @row_sum(%partial: memref<1x32xf32>, %total: memref<1xf32>) {
     }
   return
 }
+
+// -----
+
+// A 1-D row (a vector max's 32 partial results) folds in halves the same way, down to one
+// lane extracted as a scalar and combined with the accumulator.
+// CHECK-LABEL: func.func @vector_max
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: %[[ONE:.*]] = arith.maxnumf %{{.*}}, %{{.*}} : vector<1xf32>
+// CHECK: %[[LANE:.*]] = vector.extract %[[ONE]][0] : f32 from vector<1xf32>
+// CHECK: arith.maxnumf %[[LANE]], %{{.*}} : f32
+// CHECK-NOT: vector.multi_reduction
+func.func @vector_max(%partial: memref<32xf32>, %total: memref<f32>) {
+  linalg.reduce ins(%partial : memref<32xf32>) outs(%total : memref<f32>) dimensions = [0] {tile.vectorize}
+    (%in: f32, %acc: f32) {
+      %s = arith.maxnumf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
