@@ -135,3 +135,23 @@ func.func @vector_max(%partial: memref<32xf32>, %total: memref<f32>) {
     }
   return
 }
+
+// -----
+
+// A short copy between buffers in a vectorized kernel (a tiled im2col run, which bufferizes
+// to memref.copy) becomes vector loads and stores; a long one is left to --lower-copies.
+// CHECK-LABEL: func.func @short_copies
+// CHECK: %[[PIECE:.*]] = vector.load %arg0[%arg3] : memref<64xf32>, vector<24xf32>
+// CHECK: vector.store %[[PIECE]], %arg1[%arg3] : memref<64xf32>, vector<24xf32>
+// CHECK: %[[OTHER:.*]] = memref.alloc() : memref<1024xf32>
+// CHECK-NEXT: memref.copy %arg2, %[[OTHER]] : memref<1024xf32> to memref<1024xf32>
+func.func @short_copies(%src: memref<64xf32>, %dst: memref<64xf32>, %big: memref<1024xf32>, %at: index) {
+  %s = memref.subview %src[%at] [24] [1] : memref<64xf32> to memref<24xf32, strided<[1], offset: ?>>
+  %d = memref.subview %dst[%at] [24] [1] : memref<64xf32> to memref<24xf32, strided<[1], offset: ?>>
+  memref.copy %s, %d : memref<24xf32, strided<[1], offset: ?>> to memref<24xf32, strided<[1], offset: ?>>
+  %other = memref.alloc() : memref<1024xf32>
+  memref.copy %big, %other : memref<1024xf32> to memref<1024xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {tile.vectorize} ins(%zero : f32) outs(%other : memref<1024xf32>)
+  return
+}
