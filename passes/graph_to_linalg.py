@@ -10,10 +10,11 @@ import math
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 from mlir.dialects import math as mmath
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
+from ..dialects import target as targets
 from ..dialects.graph import Graph, normalize_axes, normalize_axis, reduced_shape, slice_bounds
 from . import linalg_builders as lb
 from .registry import register_pass, reject
@@ -620,20 +621,40 @@ def lower_slice(op):
     return lb.extract_slice(op.input, [b[0] for b in bounds], [b[1] for b in bounds], op.steps)
 
 
+# Gathered slices of at least this many elements are copied whole (a memcpy each).
+_GATHER_RUN = 16
+
+
+def _for_gpu(op) -> bool:
+    """Whether `op`'s module targets a GPU, where --gpu-map-loops gives every point of a
+    linalg op a thread of its own but runs a sequential loop on one."""
+    parent = op.operation.parent
+    while parent is not None and parent.name != "builtin.module":
+        parent = parent.parent
+    desc = targets.of(parent) if parent is not None else None
+    return desc is not None and desc.kind != "cpu"
+
+
+def _wrapped(position: ir.Value, size: int) -> ir.Value:
+    """An index along a dim of `size` from a gather index (negative counts from the end)."""
+    index = ir.IndexType.get()
+    position = arith.index_cast(index, position)
+    negative = arith.cmpi(arith.CmpIPredicate.slt, position, lb.scalar(index, 0))
+    return arith.select(negative, arith.addi(position, lb.scalar(index, size)), position)
+
+
 @lowering("gather")
 def lower_gather(op):
     out = _out(op)
     t = lb.ranked(op.input)
     ind = lb.ranked(op.indices)
     axis = normalize_axis(op.axis, t.rank)
+    if math.prod(t.shape[axis + 1 :]) >= _GATHER_RUN and not _for_gpu(op):
+        return _gather_slices(op.input, op.indices, axis, out)
     index_map = list(range(axis, axis + ind.rank))
 
     def body(i, _):
-        position = arith.index_cast(ir.IndexType.get(), i)
-        size = arith.ConstantOp(ir.IndexType.get(), t.shape[axis]).result
-        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
-        negative = arith.cmpi(arith.CmpIPredicate.slt, position, zero)
-        position = arith.select(negative, arith.addi(position, size), position)
+        position = _wrapped(i, t.shape[axis])
         coords = [lb.index(d) for d in range(axis)]
         coords.append(position)
         coords += [lb.index(axis + ind.rank + d) for d in range(t.rank - axis - 1)]
@@ -646,6 +667,52 @@ def lower_gather(op):
         [lb.PARALLEL] * out.rank,
         body,
     )
+
+
+def _gather_slices(source: ir.Value, indices: ir.Value, axis: int, out) -> ir.Value:
+    """A gather of slices (the dims after `axis`: an embedding's rows), one loop over the
+    slices to take, each copied whole. An element-wise gather reloaded and checked the index
+    for every element, at a third of numpy's speed on GPT-2's embedding."""
+    t, ind = lb.ranked(source), lb.ranked(indices)
+    lead, trailing = list(t.shape[:axis]), list(t.shape[axis + 1 :])
+    index = ir.IndexType.get()
+    dynamic = ir.ShapedType.get_dynamic_size()
+    loop = scf.ForOp(
+        lb.scalar(index, 0),
+        lb.scalar(index, math.prod(lead) * math.prod(ind.shape)),
+        lb.scalar(index, 1),
+        [lb.empty(out.shape, out.element_type)],
+    )
+    with ir.InsertionPoint(loop.body):
+        coords, rest = [], loop.induction_variable
+        for size in reversed([*lead, *ind.shape]):  # row-major: the last dim varies fastest
+            coords.append(arith.remui(rest, lb.scalar(index, size)))
+            rest = arith.divui(rest, lb.scalar(index, size))
+        coords.reverse()
+        position = _wrapped(tensor.extract(indices, coords[axis:]), t.shape[axis])
+        run = ir.RankedTensorType.get(trailing, t.element_type)
+        taken = tensor.ExtractSliceOp(
+            run,
+            source,
+            [*coords[:axis], position],
+            [],
+            [],
+            [dynamic] * (axis + 1) + [0] * len(trailing),
+            [1] * (axis + 1) + trailing,
+            [1] * t.rank,
+        ).result
+        placed = tensor.InsertSliceOp(
+            taken,
+            loop.inner_iter_args[0],
+            coords,
+            [],
+            [],
+            [dynamic] * len(coords) + [0] * len(trailing),
+            [1] * len(coords) + trailing,
+            [1] * out.rank,
+        ).result
+        scf.YieldOp([placed])
+    return loop.results[0]
 
 
 # Splats larger than this are filled at run time: a constant would become an LLVM global with

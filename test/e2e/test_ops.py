@@ -462,6 +462,20 @@ def test_gather(axis, rng):
     check(actual, expected)
 
 
+@pytest.mark.parametrize(
+    "shape,indices_shape,axis",
+    [((50257, 768), (1, 128), 0), ((1000, 16), (7,), 0), ((3, 100, 32), (2, 5), 1)],
+)
+def test_gather_of_slices(shape, indices_shape, axis, rng):
+    """Slices of 16 elements or more are copied whole: an embedding lookup at GPT-2's vocab
+    and width, a gather along a middle axis; negative indices count from the end."""
+    x = rand(rng, *shape)
+    indices = rng.integers(-shape[axis], shape[axis], indices_shape).astype(np.int64)
+    expected = np.take(x, indices, axis=axis)
+    actual = run_op("gather", [x, indices], tensor_type(expected.shape), f"axis = {axis} : i64")
+    np.testing.assert_array_equal(actual, expected)
+
+
 def test_constant():
     text = """
     func.func @main() -> tensor<2x2xf32> {

@@ -200,6 +200,26 @@ func.func @gather(%x: tensor<5x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
 
 // -----
 
+// Slices of 16 elements or more (an embedding's rows) are gathered by one loop over the
+// indices (row-major), each slice copied whole.
+// CHECK-LABEL: func.func @embedding
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<2x3x64xf32>
+// CHECK: scf.for %[[I:.*]] = %c0 to %c6 step %c1 iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK: %[[COL:.*]] = arith.remui %[[I]], %c3
+// CHECK: %[[REST:.*]] = arith.divui %[[I]], %c3
+// CHECK: %[[ROW:.*]] = arith.remui %[[REST]], %c2
+// CHECK: %[[AT:.*]] = tensor.extract %arg1[%[[ROW]], %[[COL]]] : tensor<2x3xi64>
+// CHECK: %[[WRAPPED:.*]] = arith.select
+// CHECK: %[[TAKEN:.*]] = tensor.extract_slice %arg0[%[[WRAPPED]], 0] [1, 64] [1, 1] : tensor<1000x64xf32> to tensor<64xf32>
+// CHECK: tensor.insert_slice %[[TAKEN]] into %[[ACC]][%[[ROW]], %[[COL]], 0] [1, 1, 64] [1, 1, 1] : tensor<64xf32> into tensor<2x3x64xf32>
+// CHECK-NOT: linalg.generic
+func.func @embedding(%x: tensor<1000x64xf32>, %i: tensor<2x3xi64>) -> tensor<2x3x64xf32> {
+  %0 = "graph.gather"(%x, %i) {axis = 0 : i64} : (tensor<1000x64xf32>, tensor<2x3xi64>) -> tensor<2x3x64xf32>
+  return %0 : tensor<2x3x64xf32>
+}
+
+// -----
+
 // Causal masking compares the key index with the query index plus the length offset.
 // CHECK-LABEL: func.func @attention_causal
 // CHECK: linalg.index 2
