@@ -421,6 +421,27 @@ def test_transpose(rng):
     )
 
 
+@pytest.mark.parametrize(
+    "shape,perm",
+    [
+        ((2, 12, 128, 64), (0, 2, 1, 3)),
+        ((1, 127, 7, 100), (0, 2, 1, 3)),
+        ((3, 5, 4, 16), (2, 1, 0, 3)),
+        ((12, 64, 128), (0, 2, 1)),
+        ((1000, 2048), (1, 0)),
+    ],
+)
+def test_transpose_at_layer_sizes(shape, perm, rng):
+    """Attention's heads moved around the sequence (runs of the head dim copied whole), an
+    awkward-sized one, and transposes that move the innermost dim."""
+    x = rand(rng, *shape)
+    expected = x.transpose(perm)
+    attrs = f"perm = array<i64: {', '.join(map(str, perm))}>"
+    np.testing.assert_array_equal(
+        run_op("transpose", [x], tensor_type(expected.shape), attrs), expected
+    )
+
+
 def test_concat(rng):
     a, b, c = rand(rng, 2, 3), rand(rng, 2, 3), rand(rng, 2, 3)
     actual = run_op("concat", [a, b, c], tensor_type([2, 9]), "axis = -1 : i64")

@@ -174,6 +174,28 @@ func.func @movement(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 
 // -----
 
+// A transpose that keeps its trailing dims in place (attention's heads moved before or after
+// the sequence) is a loop over the output's leading dims copying runs of the kept dims whole;
+// runs shorter than 16 elements stay a linalg.transpose.
+// CHECK-LABEL: func.func @heads
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<2x128x12x64xf32>
+// CHECK: scf.for %[[I:.*]] = %c0 to %c3072 step %c1 iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK: %[[H:.*]] = arith.remui %[[I]], %c12
+// CHECK: %[[R1:.*]] = arith.divui %[[I]], %c12
+// CHECK: %[[S:.*]] = arith.remui %[[R1]], %c128
+// CHECK: %[[R2:.*]] = arith.divui %[[R1]], %c128
+// CHECK: %[[B:.*]] = arith.remui %[[R2]], %c2
+// CHECK: %[[PIECE:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[S]], 0] [1, 1, 1, 64] [1, 1, 1, 1] : tensor<2x12x128x64xf32> to tensor<64xf32>
+// CHECK: tensor.insert_slice %[[PIECE]] into %[[ACC]][%[[B]], %[[S]], %[[H]], 0] [1, 1, 1, 64] [1, 1, 1, 1] : tensor<64xf32> into tensor<2x128x12x64xf32>
+// CHECK: linalg.transpose ins(%arg1 : tensor<4x8x2xf32>) outs(%{{.*}} : tensor<8x4x2xf32>) permutation = [1, 0, 2]
+func.func @heads(%x: tensor<2x12x128x64xf32>, %y: tensor<4x8x2xf32>) -> (tensor<2x128x12x64xf32>, tensor<8x4x2xf32>) {
+  %0 = "graph.transpose"(%x) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x12x128x64xf32>) -> tensor<2x128x12x64xf32>
+  %1 = "graph.transpose"(%y) {perm = array<i64: 1, 0, 2>} : (tensor<4x8x2xf32>) -> tensor<8x4x2xf32>
+  return %0, %1 : tensor<2x128x12x64xf32>, tensor<8x4x2xf32>
+}
+
+// -----
+
 // Inputs of different sizes along the axis come as tensor.concat; it lowers like graph.concat.
 // CHECK-LABEL: func.func @tensor_concat
 // CHECK-NOT: tensor.concat
