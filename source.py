@@ -114,13 +114,17 @@ _TOKENS = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*|->|[\[({<]|[\])}>]'
 # inside a callback, abort), and MLIR 22's parser asserts on `array<index ...>`.
 ARRAY_ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f32", "f64")
 _ARRAY = re.compile(r"array<\s*([^\s:>]+)")  # a literal first: fast to search
+# linalg.reduce, transpose and broadcast spell their dims after their operands; MLIR 22's
+# parser asserts on anything but a bracketed list there (`dimensions = "x"`).
+_LINALG_DIMS = re.compile(r"\)\s*(dimensions|permutation)\s*=\s*(?=[^\s\[])")
 
 
 def check_before_parsing(text: str, name: str, first_line: int = 1) -> None:
     """Refuses input that MLIR's parser or its Python bindings would crash on rather than
     diagnose: brackets nested deeper than MAX_NESTING (the recursive descent overflows the stack
-    a few thousand levels down) and dense arrays of other element types than
-    ARRAY_ELEMENT_TYPES (`array<index: 2>`, `array<si32: 1>`)."""
+    a few thousand levels down), dense arrays of other element types than
+    ARRAY_ELEMENT_TYPES (`array<index: 2>`, `array<si32: 1>`) and linalg's dims lists that
+    are not lists (`linalg.reduce ... dimensions = 3`)."""
     for match in _ARRAY.finditer(text):
         element, before = match.group(1), text[match.start() - 1 : match.start()]
         if before and (before.isalnum() or before in "_.$-"):  # in a longer name: no keyword
@@ -130,6 +134,13 @@ def check_before_parsing(text: str, name: str, first_line: int = 1) -> None:
                 text, match.start(1), name, first_line,
                 f"dense array element type must be one of {', '.join(ARRAY_ELEMENT_TYPES)}, "
                 f"got '{element}'",
+            )  # fmt: skip
+    for match in _LINALG_DIMS.finditer(text):
+        if not _in_string_or_comment(text, match.start(1)):
+            raise _located(
+                text, match.end(), name, first_line,
+                f"'{match.group(1)}' must be a list of integers in brackets, as "
+                f"`{match.group(1)} = [0, 1]`",
             )  # fmt: skip
     if sum(text.count(c) for c in "[({<") <= MAX_NESTING:
         return

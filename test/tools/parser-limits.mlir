@@ -41,3 +41,42 @@ func.func @signed_array(%a: tensor<2x3xf32>) -> tensor<2xf32> {
 func.func @in_a_string() attributes {note = "array<index: 1> ((((((((((((((((((((("} {
   return
 }
+
+// -----
+
+func.func @reduce_dims(%partial: memref<32xf32>, %total: memref<f32>) {
+  // expected-error @+1 {{'dimensions' must be a list of integers in brackets, as `dimensions = [0, 1]`}}
+  linalg.reduce ins(%partial : memref<32xf32>) outs(%total : memref<f32>) dimensions = "text"
+    (%in: f32, %acc: f32) {
+      %s = arith.maxnumf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+func.func @transpose_permutation(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'permutation' must be a list of integers in brackets, as `permutation = [0, 1]`}}
+  %t = linalg.transpose ins(%a : tensor<2x3xf32>) outs(%b : tensor<3x2xf32>) permutation = 1
+  return %t : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @broadcast_dims(%a: tensor<3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'dimensions' must be a list of integers in brackets, as `dimensions = [0, 1]`}}
+  %t = linalg.broadcast ins(%a : tensor<3xf32>) outs(%b : tensor<2x3xf32>) dimensions = {x}
+  return %t : tensor<2x3xf32>
+}
+
+// -----
+
+// The generic form's attribute dictionary is not linalg's custom syntax.
+func.func @generic_form(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %t = "linalg.transpose"(%a, %b) <{permutation = array<i64: 1, 0>}> ({
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}
