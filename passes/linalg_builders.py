@@ -180,17 +180,26 @@ def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
 
 
 def pad(value: ir.Value, low: Sequence[int], high: Sequence[int], pad_value: ir.Value) -> ir.Value:
-    """tensor.pad with a constant; returns `value` itself when there is nothing to pad."""
+    """`value` with `low`/`high` elements of `pad_value` around each dim; `value` itself when
+    there is nothing to pad. Only the border is filled, slab by slab (dim d's slabs span the
+    interior of the dims before it and all of the dims after it: each element once), and the
+    value inserted: tensor.pad bufferizes to a fill of the whole buffer before the copy, which
+    doubled a depthwise conv's memory traffic."""
     if not any(low) and not any(high):
         return value
     t = ranked(value)
     shape = [d + lo + hi for d, lo, hi in zip(t.shape, low, high, strict=True)]
-    result = ir.RankedTensorType.get(shape, t.element_type)
-    op = tensor.PadOp(result, value, [], [], list(low), list(high))
-    block = op.regions[0].blocks.append(*([ir.IndexType.get()] * t.rank))
-    with ir.InsertionPoint(block):
-        tensor.YieldOp(pad_value)
-    return op.result
+    result = empty(shape, t.element_type)
+    for dim in range(t.rank):
+        for start, size in ((0, low[dim]), (low[dim] + t.shape[dim], high[dim])):
+            if not size:
+                continue
+            offsets = [low[d] if d < dim else 0 for d in range(t.rank)]
+            sizes = [t.shape[d] if d < dim else shape[d] for d in range(t.rank)]
+            offsets[dim], sizes[dim] = start, size
+            slab = extract_slice(result, offsets, sizes, [1] * t.rank)
+            result = insert_slice(linalg.fill(pad_value, outs=[slab]), result, offsets)
+    return insert_slice(value, result, list(low))
 
 
 def transpose(value: ir.Value, perm: Sequence[int]) -> ir.Value:

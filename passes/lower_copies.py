@@ -19,7 +19,7 @@ from .ir_query import find_ops
 from .registry import register_pass
 
 
-def _contiguous(value: ir.Value) -> bool:
+def contiguous(value: ir.Value) -> bool:
     """Whether memref-to-llvm copies `value` with a memcpy (its rule, restated: an identity
     layout, or a static, non-empty shape whose inner dims are packed and outer dims are 1)."""
     t = ir.MemRefType(value.type)
@@ -41,7 +41,7 @@ def lower_copies(module: ir.Operation) -> None:
     with module.context:
         for copy in find_ops(module, lambda op: op.name == "memref.copy"):
             source, target = copy.operands
-            if _contiguous(source) and _contiguous(target):
+            if contiguous(source) and contiguous(target):
                 continue
             with ir.InsertionPoint(copy), copy.location:
                 linalg.copy(source, outs=[target])

@@ -32,12 +32,14 @@ from ..diagnostics import DiagnosticCollector, remark, source_pos
 from . import linalg_builders as lb
 from .hoist_accumulators import hoist_accumulators_in
 from .ir_query import defining_op, find_ops, within
+from .lower_copies import contiguous
 from .registry import PassFailure, register_pass
 from .tile_configure import (
     CONFIG_ATTR,
     LANE_TYPES,
     im2col_columns,
     kernels,
+    largest_divisor,
     read_config,
     shaped_of,
     tile_size,
@@ -66,6 +68,16 @@ def _parallel_only(op: ir.Operation) -> bool:
     if op.name != "linalg.generic":
         return False
     return all("parallel" in str(it) for it in ir.ArrayAttr(op.attributes["iterator_types"]))
+
+
+def _window(op: ir.Operation, config: dict) -> bool:
+    """A depthwise conv (a generic over the output's 4 dims, then its window's) of an
+    elementwise kernel, whose output rows the config cuts into pieces."""
+    if op.name != "linalg.generic" or config.get("strategy") != "elementwise":
+        return False
+    iterators = [str(it) for it in ir.ArrayAttr(op.attributes["iterator_types"])]
+    rank = len(config.get("tile_sizes", []))
+    return rank == 4 and len(iterators) > rank and all("parallel" in it for it in iterators[:4])
 
 
 def _row_tiles(op: ir.Operation, lanes: int) -> list[int] | None:
@@ -251,23 +263,25 @@ class _Script:
         parts, unpack_dim = (threads, whole[0]) if whole else (1, 0)
         self.vectorize_now(self.tile(self.split(unpack, parts, unpack_dim, rank=2), [mr, nr]))
 
-    def copy_rows(self, handle: str, width: int) -> None:
-        """Tiles a 6-D im2col copy into runs along its innermost dim and drops the unit dims,
-        so that each run is a plain (vectorizable) copy of contiguous pixels."""
+    def unit_tiles(self, handle: str, sizes: list[int]) -> None:
+        """Tiles an op by `sizes` (all positive: 1 but along a run) and drops the unit dims,
+        so that each tile is a plain (vectorizable) op on a run of contiguous pixels: a run of
+        an im2col copy, a depthwise conv's output row with one tap of its window."""
         self.count += 1
         n = self.count
         any_op = "!transform.any_op"
+        loops = len(sizes)
         self.lines += [
-            f"    %ct{n}, %cl{n}:6 = transform.structured.tile_using_for {handle} "
-            f"tile_sizes [1, 1, 1, 1, 1, {width}] : ({any_op}) -> ({any_op}, {any_op}, "
-            f"{any_op}, {any_op}, {any_op}, {any_op}, {any_op})",
-            f"    transform.apply_patterns to %cl{n}#0 {{",
+            f"    %ug{n}g = transform.structured.generalize {handle} : ({any_op}) -> {any_op}",
+            f"    %ut{n}, %ul{n}:{loops} = transform.structured.tile_using_for %ug{n}g "
+            f"tile_sizes {sizes} : ({any_op}) -> ({', '.join([any_op] * (loops + 1))})",
+            f"    transform.apply_patterns to %ul{n}#0 {{",
             "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
             f"    }} : {any_op}",
-            f'    %cg{n} = transform.structured.match ops{{["linalg.generic"]}} in %cl{n}#5 : '
-            f"({any_op}) -> {any_op}",
+            f'    %ug{n} = transform.structured.match ops{{["linalg.generic"]}} in '
+            f"%ul{n}#{loops - 1} : ({any_op}) -> {any_op}",
         ]
-        self.vectorize_later(f"%cg{n}")
+        self.vectorize_later(f"%ug{n}")
 
     def vectorize_now(self, handle: str) -> None:
         self.lines.append(f"    transform.structured.vectorize {handle} : !transform.any_op")
@@ -420,7 +434,8 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 rewritten.append(product)
                 if patch_copy is not None and lanes:
                     row = ir.RankedTensorType(patch_copy.results[0].type).shape[-1]
-                    script.copy_rows(script.match(patch_copy), tile_size(row, 4 * lanes, lanes))
+                    run = tile_size(row, 4 * lanes, lanes)
+                    script.unit_tiles(script.match(patch_copy), [1, 1, 1, 1, 1, run])
             linalg_ops = rewritten
         for op in linalg_ops:
             if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
@@ -454,7 +469,10 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
         return
     chunks, dim = config.get("chunks", config.get("threads", 1)), config.get("thread_dim", 0)
     for op in linalg_ops:
-        if _parallel_only(op):
+        if _window(op, config):
+            reductions = len(ir.ArrayAttr(op.attributes["iterator_types"])) - 4
+            script.unit_tiles(script.match(op), [*config["tile_sizes"], *[1] * reductions])
+        elif _parallel_only(op):
             sizes = _row_tiles(op, lanes)
             if sizes is not None:
                 # In a matmul kernel, an op beside the product that the threads cannot split
@@ -768,7 +786,8 @@ def _reduce_in_halves(op: ir.Operation) -> None:
     op.erase()
 
 
-# Copies of at most this many elements in a vectorized kernel become vectors.
+# Copies of at most this many elements in a vectorized kernel become vectors whole; longer
+# ones, runs of at most _COPY_RUN elements.
 _VECTOR_COPY_ELEMENTS = 256
 
 
@@ -779,30 +798,60 @@ def _short_copy(op: ir.Operation) -> bool:
     return t.has_static_shape and math.prod(t.shape) <= _VECTOR_COPY_ELEMENTS
 
 
-def _mark_short_copies(kernel: ir.Operation) -> None:
-    """Short copies between buffers become marked linalg.copy ops. Tiling leaves them where a
-    tile is a plain copy (an im2col run: canonicalization folds the tiled copy into a slice
-    insert, which bufferizes to memref.copy); as memref.copy they would be lowered to
-    element-by-element loops (--lower-copies) that LLVM left scalar: a 3x3 conv on 56x56
-    spent a sixth of its time there."""
-    for copy in find_ops(kernel, _short_copy):
+def _row_copy(op: ir.Operation) -> int | None:
+    """The run length to copy a strided copy by (rows of its innermost dim, which both sides
+    hold contiguously, or pieces of them that divide it), or None."""
+    if op.name != "memref.copy" or op.operands[0] == op.operands[1]:
+        return None
+    if all(contiguous(v) for v in op.operands):  # a memcpy
+        return None
+    types = [ir.MemRefType(v.type) for v in op.operands]
+    if not types[0].has_static_shape or not types[0].rank:
+        return None
+    if any(t.get_strides_and_offset()[0][-1] != 1 for t in types):
+        return None
+    row = types[0].shape[-1]
+    return row if row <= _COPY_RUN else largest_divisor(row, _COPY_RUN) or None
+
+
+_COPY_RUN = 64
+
+
+def _vector_copies(kernel: ir.Operation) -> None:
+    """Copies between buffers in a vectorized kernel become vector-wide runs: short ones
+    whole, strided ones (an image into its padded buffer) row by row. As memref.copy they
+    would be lowered to element-by-element loops (--lower-copies) that LLVM left scalar (it
+    unrolls them fully, and may not reorder their loads and stores, which may alias): a 3x3
+    conv on 56x56 spent a sixth of its time in its im2col runs (canonicalization folds the
+    tiled copy into a slice insert, which bufferizes to memref.copy), a depthwise conv half of
+    it copying its input into the padded buffer."""
+    script = _Script()
+    for copy in find_ops(kernel, lambda op: op.name == "memref.copy"):
+        short = _short_copy(copy)
+        run = None if short else _row_copy(copy)
+        if not short and run is None:
+            continue
         with ir.InsertionPoint(copy), copy.location:
-            marked = linalg.copy(copy.operands[0], outs=[copy.operands[1]])
-        defining_op(marked).attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
+            replacement = linalg.copy(copy.operands[0], outs=[copy.operands[1]]).owner
         copy.erase()
+        if short:
+            replacement.attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
+        else:
+            rank = ir.MemRefType(replacement.operands[0].type).rank
+            script.unit_tiles(script.match(replacement), [1] * (rank - 1) + [run])
+    apply_transform(kernel, script.lines)
 
 
 @register_pass("tile-vectorize", "Vectorize the ops tile-lower marked and lower the vectors")
 def tile_vectorize(module: ir.Operation) -> None:
     functions = [op.operation for op in module.regions[0].blocks[0].operations]
     marked = [f for f in functions if find_ops(f, lambda op: VECTORIZE_ATTR in op.attributes)]
-    with module.context:
-        for kernel in marked:
-            _mark_short_copies(kernel)
     if not marked:
         return
     for kernel in marked:
         try:
+            with module.context:
+                _vector_copies(kernel)
             apply_transform(kernel, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines())
         except TransformFailure as failure:
             described = describe_kernel(kernel, read_config(kernel))

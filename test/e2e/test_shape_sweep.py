@@ -129,6 +129,10 @@ CONVS = [
     (1, 3, 224, 224, 64, 7, 2, 3, 1),  # a stem
     (1, 96, 28, 28, 96, 3, 1, 1, 96),  # depthwise
     (1, 144, 28, 28, 144, 3, 2, 1, 144),  # strided depthwise
+    (1, 96, 56, 56, 96, 7, 1, 3, 96),  # ConvNeXt's depthwise 7x7
+    (2, 24, 14, 14, 24, 5, 1, 2, 24),  # depthwise on two images
+    (1, 16, 20, 20, 32, 3, 1, 1, 16),  # depthwise, two outputs per channel
+    (1, 8, 113, 113, 8, 3, 1, 1, 8),  # depthwise, rows of a prime width
     (2, 17, 7, 7, 33, 3, 1, 1, 1),
     (1, 1, 127, 129, 7, 3, 1, 0, 1),
     (3, 100, 1, 1, 1000, 1, 1, 0, 1),  # a classifier as a 1x1 conv

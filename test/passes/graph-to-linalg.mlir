@@ -88,8 +88,20 @@ func.func @matmul_heads(%q: tensor<2x3x8x16xf32>, %k: tensor<2x3x16x4xf32>) -> t
 
 // -----
 
+// Padding fills the border slab by slab (rows above and below, then the columns beside the
+// input's rows), then inserts the input: each element is written once.
 // CHECK-LABEL: func.func @conv_padded_bias
-// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: tensor.empty() : tensor<1x3x10x10xf32>
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x3x1x10xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 3, 1, 10]
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x3x1x10xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 9, 0] [1, 3, 1, 10]
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x3x8x1xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 1, 0] [1, 3, 8, 1]
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x3x8x1xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 1, 9] [1, 3, 8, 1]
+// CHECK: tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 3, 8, 8]
 // CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
 // CHECK: linalg.generic
 // CHECK: arith.addf
@@ -102,8 +114,9 @@ func.func @conv_padded_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b
 
 // CHECK-LABEL: func.func @max_pool_pads_with_lowest
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: tensor.pad
-// CHECK: tensor.yield %[[NEGINF]]
+// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x3x1x9xf32>)
+// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x3x8x1xf32>)
+// CHECK: tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 3, 8, 8]
 // CHECK: linalg.pooling_nchw_max
 func.func @max_pool_pads_with_lowest(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
   %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
@@ -280,9 +293,12 @@ func.func @compare_and_select(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x
 
 // -----
 
-// Constant padding is tensor.pad; edge and reflect read the input at clamped or mirrored indices.
+// Constant padding fills the border and inserts the input; edge and reflect read the input
+// at clamped or mirrored indices.
 // CHECK-LABEL: func.func @pad_modes
-// CHECK: tensor.pad %{{.*}} low[1, 0] high[0, 2]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x6xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x2xf32>)
+// CHECK: tensor.insert_slice %arg0 into %{{.*}}[1, 0] [3, 4] [1, 1]
 // CHECK: linalg.generic
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
@@ -298,7 +314,11 @@ func.func @pad_modes(%x: tensor<3x4xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) 
 // LRN sums squares over a channel window of the zero-padded input.
 // CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d4, d2, d3)>
 // CHECK-LABEL: func.func @lrn
-// CHECK: tensor.pad %{{.*}} low[0, 1, 0, 0] high[0, 1, 0, 0]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x2x2xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 1, 2, 2]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x2x2xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 5, 0, 0] [1, 1, 2, 2]
+// CHECK: tensor.insert_slice %{{.*}}[0, 1, 0, 0] [1, 4, 2, 2]
 // CHECK: linalg.generic {indexing_maps = [#[[WINDOW]]
 // CHECK-SAME: "reduction"
 // CHECK: math.powf

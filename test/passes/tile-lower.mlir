@@ -342,3 +342,35 @@ func.func private @ragged_columns(%a: tensor<8x32xf32>, %b: tensor<32x25xf32>) -
   %r = linalg.matmul ins(%a, %b : tensor<8x32xf32>, tensor<32x25xf32>) outs(%c : tensor<8x25xf32>) -> tensor<8x25xf32>
   return %r : tensor<8x25xf32>
 }
+
+// -----
+
+// A depthwise conv in an elementwise kernel: its output is cut into the config's tiles (4 rows
+// of 8 columns) with one tap of the window at a time (the window's dims tiled by 1,
+// innermost), and the unit dims dropped, so that each tile is a 2-D generic on rows of input
+// pixels, marked.
+#window = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 + d5, d3 + d6)>
+#weights = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#output = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func private @depthwise
+// CHECK: linalg.fill {tile.vectorize} {{.*}} -> tensor<1x1x1x16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1{{.*}} step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{.*}} step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c4
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c8
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1{{.*}} step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3{{.*}} step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3{{.*}} step
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<f32>) outs(%{{.*}} : tensor<4x8xf32>) attrs = {tile.vectorize}
+func.func private @depthwise(%x: tensor<1x8x18x18xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32> attributes {tile.kernel = "convolution", tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 4, 8>, vector_size = 8 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x8x16x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#window, #weights, #output], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x8x18x18xf32>, tensor<8x1x3x3xf32>) outs(%init : tensor<1x8x16x16xf32>) {
+  ^bb0(%in: f32, %weight: f32, %acc: f32):
+    %p = arith.mulf %in, %weight : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16x16xf32>
+  return %r : tensor<1x8x16x16xf32>
+}

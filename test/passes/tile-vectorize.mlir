@@ -155,3 +155,23 @@ func.func @short_copies(%src: memref<64xf32>, %dst: memref<64xf32>, %big: memref
   linalg.fill {tile.vectorize} ins(%zero : f32) outs(%other : memref<1024xf32>)
   return
 }
+
+// -----
+
+// A strided copy in a vectorized kernel (an image into the interior of its padded buffer)
+// is copied row by row in vectors; a copy between contiguous buffers stays a memcpy.
+// CHECK-LABEL: func.func @padded_interior
+// CHECK: scf.for %[[C:.*]] = %c0 to %c64 step %c1
+// CHECK: scf.for %[[Y:.*]] = %c0 to %c56 step %c1
+// CHECK: %[[ROW:.*]] = vector.load %arg0[%[[C]], %[[Y]], %c0] : memref<64x56x56xf32>, vector<56xf32>
+// CHECK: vector.store %[[ROW]], %arg1[%[[C]], %{{.*}}, %c1] : memref<64x58x58xf32>, vector<56xf32>
+// CHECK: memref.copy %arg0, %arg2 : memref<64x56x56xf32> to memref<64x56x56xf32>
+func.func @padded_interior(%x: memref<64x56x56xf32>, %padded: memref<64x58x58xf32>, %copy: memref<64x56x56xf32>) {
+  %inner = memref.subview %padded[0, 1, 1] [64, 56, 56] [1, 1, 1] : memref<64x58x58xf32> to memref<64x56x56xf32, strided<[3364, 58, 1], offset: 59>>
+  memref.copy %x, %inner : memref<64x56x56xf32> to memref<64x56x56xf32, strided<[3364, 58, 1], offset: 59>>
+  memref.copy %x, %copy : memref<64x56x56xf32> to memref<64x56x56xf32>
+  %zero = arith.constant 0.0 : f32
+  %slab = memref.subview %padded[0, 0, 0] [64, 1, 58] [1, 1, 1] : memref<64x58x58xf32> to memref<64x1x58xf32, strided<[3364, 58, 1]>>
+  linalg.fill {tile.vectorize} ins(%zero : f32) outs(%slab : memref<64x1x58xf32, strided<[3364, 58, 1]>>)
+  return
+}
