@@ -273,7 +273,13 @@ def _depthwise_config(desc, conv: ir.Operation) -> dict | None:
     else:
         width = ow if ow <= 8 * lanes else largest_divisor(ow, 8 * lanes)
         rows = 1
-    return {"strategy": "elementwise", "tile_sizes": [1, 1, rows, width], "vector_size": lanes}
+    config = {"strategy": "elementwise", "tile_sizes": [1, 1, rows, width], "vector_size": lanes}
+    channels = ir.RankedTensorType(conv.results[0].type).shape[1]
+    moved = 8 * math.prod(ir.RankedTensorType(conv.results[0].type).shape)  # in and out
+    threads = _memory_threads(desc, moved, channels, 1)
+    if threads > 1:  # chunks of the channels, claimed by the threads
+        config.update(threads=threads, thread_dim=1, chunks=_chunks(threads, moved, channels, 1))
+    return config
 
 
 _BYTES_PER_THREAD = 1 << 19  # below this, waking a worker costs more than it saves

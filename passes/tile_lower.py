@@ -470,8 +470,9 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
     chunks, dim = config.get("chunks", config.get("threads", 1)), config.get("thread_dim", 0)
     for op in linalg_ops:
         if _window(op, config):
-            reductions = len(ir.ArrayAttr(op.attributes["iterator_types"])) - 4
-            script.unit_tiles(script.match(op), [*config["tile_sizes"], *[1] * reductions])
+            loops = len(ir.ArrayAttr(op.attributes["iterator_types"]))
+            pieces = script.split(script.match(op), chunks, dim, rank=loops)
+            script.unit_tiles(pieces, [*config["tile_sizes"], *[1] * (loops - 4)])
         elif _parallel_only(op):
             sizes = _row_tiles(op, lanes)
             if sizes is not None:

@@ -119,6 +119,19 @@ func.func @depthwise(%x: tensor<1x96x56x56xf32>, %w: tensor<96x1x7x7xf32>, %y: t
 
 // -----
 
+// On 2 cores a depthwise conv that moves enough splits its channels, in chunks the threads
+// claim.
+// CORES-LABEL: func.func private @depthwise_threads_kernel_0
+// CORES-SAME: tile.config = {chunks = 8 : i64, strategy = "elementwise", thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 1, 1, 8, 8>, vector_size = 8 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @depthwise_threads(%x: tensor<1x96x56x56xf32>, %w: tensor<96x1x7x7xf32>) -> tensor<1x96x56x56xf32> {
+    %0 = "graph.conv2d"(%x, %w) {groups = 96 : i64, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x96x56x56xf32>, tensor<96x1x7x7xf32>) -> tensor<1x96x56x56xf32>
+    return %0 : tensor<1x96x56x56xf32>
+  }
+}
+
+// -----
+
 // A configuration written in the IR (by hand or by a tuner) is kept.
 // V4-LABEL: func.func private @k
 // V4-SAME: tile.config = {strategy = "loops"}
