@@ -790,6 +790,7 @@ def _reduce_in_halves(op: ir.Operation) -> None:
 # Copies of at most this many elements in a vectorized kernel become vectors whole; longer
 # ones, runs of at most _COPY_RUN elements.
 _VECTOR_COPY_ELEMENTS = 256
+_COPY_RUN = 64
 
 
 def _short_copy(op: ir.Operation) -> bool:
@@ -813,9 +814,6 @@ def _row_copy(op: ir.Operation) -> int | None:
         return None
     row = types[0].shape[-1]
     return row if row <= _COPY_RUN else largest_divisor(row, _COPY_RUN) or None
-
-
-_COPY_RUN = 64
 
 
 def _vector_copies(kernel: ir.Operation) -> None:
