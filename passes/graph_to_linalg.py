@@ -597,7 +597,7 @@ def lower_transpose(op):
         kept += 1
     outer = len(perm) - kept
     out = _out(op)
-    if not kept or math.prod(out.shape[outer:]) < _GATHER_RUN or _for_gpu(op):
+    if not kept or math.prod(out.shape[outer:]) < _WHOLE_RUN or _for_gpu(op):
         return lb.transpose(op.input, perm)
     # Attention's heads to and from [batch, seq, heads, dim]: runs of a head's dim, copied
     # whole (element by element, LLVM left the copy scalar: 0.46x numpy at 12 heads of 64).
@@ -637,7 +637,7 @@ def lower_slice(op):
 
 
 # Gathered slices and transposed runs of at least this many elements are copied whole.
-_GATHER_RUN = 16
+_WHOLE_RUN = 16
 
 
 def _for_gpu(op) -> bool:
@@ -664,7 +664,7 @@ def lower_gather(op):
     t = lb.ranked(op.input)
     ind = lb.ranked(op.indices)
     axis = normalize_axis(op.axis, t.rank)
-    if math.prod(t.shape[axis + 1 :]) >= _GATHER_RUN and not _for_gpu(op):
+    if math.prod(t.shape[axis + 1 :]) >= _WHOLE_RUN and not _for_gpu(op):
         return _gather_slices(op.input, op.indices, axis, out)
     index_map = list(range(axis, axis + ind.rank))
 
@@ -711,11 +711,7 @@ def _copy_runs(source: ir.Value, out, outer: list[int], taken_from) -> ir.Value:
         [lb.empty(out.shape, out.element_type)],
     )
     with ir.InsertionPoint(loop.body):
-        coords, rest = [], loop.induction_variable
-        for size in reversed(outer):  # row-major: the last dim varies fastest
-            coords.append(arith.remui(rest, lb.scalar(index, size)))
-            rest = arith.divui(rest, lb.scalar(index, size))
-        coords.reverse()
+        coords = lb.delinearize(loop.induction_variable, outer)
         offsets = taken_from(coords)
         lead = len(offsets)
         taken = tensor.ExtractSliceOp(

@@ -179,6 +179,17 @@ def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
     )
 
 
+def delinearize(flat: ir.Value, dims: Sequence[int]) -> list[ir.Value]:
+    """The index along each of `dims` of the row-major position `flat` (an index)."""
+    index = ir.IndexType.get()
+    indices, rest = [], flat
+    for size in reversed(dims):
+        size_value = scalar(index, size)
+        indices.append(arith.remui(rest, size_value))
+        rest = arith.divui(rest, size_value)
+    return list(reversed(indices))
+
+
 def pad(value: ir.Value, low: Sequence[int], high: Sequence[int], pad_value: ir.Value) -> ir.Value:
     """`value` with `low`/`high` elements of `pad_value` around each dim; `value` itself when
     there is nothing to pad. Only the border is filled, slab by slab (dim d's slabs span the

@@ -65,17 +65,6 @@ def _sliced_dims(value: ir.Value, full: ir.RankedTensorType, leading: int) -> li
     return sliced
 
 
-def _row_indices(flat: ir.Value, dims: list[int]) -> list[ir.Value]:
-    """The index of row `flat` along each leading dim (row-major)."""
-    index = ir.IndexType.get()
-    indices, rest = [], flat
-    for size in reversed(dims):
-        size_value = lb.scalar(index, size)
-        indices.append(ir.Operation.create("arith.remui", [index], [rest, size_value]).result)
-        rest = ir.Operation.create("arith.divui", [index], [rest, size_value]).result
-    return list(reversed(indices))
-
-
 def _slice(value: ir.Value, indices: list[ir.Value], sliced: list[int], rank: int) -> ir.Value:
     """The row of `value` at `indices` (the kernel's leading dims, of a result of `rank`):
     size 1 along its leading dims, at the row's index where `sliced` says, else at 0."""
@@ -159,7 +148,7 @@ class _RowBody:
         if self.leading_count == self.full.rank - 1:  # rows are the last dim: fetch the next
             loop.attributes[PREFETCH_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
         with ir.InsertionPoint(loop.body):
-            local = _row_indices(loop.induction_variable, leading)
+            local = lb.delinearize(loop.induction_variable, leading)
             indices = list(local)
             if first is not None:
                 indices[0] = arith.AddIOp(first, local[0]).result
