@@ -24,7 +24,7 @@ and `gpu_attention`, with keys of their own (block and warp tiles, stages, the m
 threads a block): gpu_tiles.py states them and how they are chosen.
 
 `threads` (with `thread_dim`) splits a matmul's M or N, an elementwise chain's outer dim or a
-row kernel's first row dim into that many equal chunks run in parallel: for a matmul when it
+row kernel's leading dim into that many equal chunks run in parallel: for a matmul when it
 has 2^24 flops per thread, for memory-bound kernels when they move 512 KiB per thread. Memory-
 bound kernels are cut into `chunks` pieces (up to 4 per thread, each still moving 128 KiB),
 which the threads claim one at a time: a thread that starts late (woken late, or sharing its
@@ -366,9 +366,9 @@ def _gpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm") and result.rank:
         row = math.prod(result.shape[_row_start(root) :])
         return gpu_tiles.rows_config(desc, result.element_type, row)
-    row = _trailing_reduction(root, min_rank=2)
-    if row:
-        return gpu_tiles.rows_config(desc, result.element_type, row)
+    source = ir.RankedTensorType(root.operands[0].type) if root.operands else result
+    if source.rank >= 2 and _trailing_axes(root) == source.rank - 1:
+        return gpu_tiles.rows_config(desc, result.element_type, source.shape[-1])
     if root.name == "graph.attention":
         q, v = (ir.RankedTensorType(v.type).shape for v in (root.operands[0], root.operands[2]))
         heads = math.prod(q[:-2])
@@ -377,16 +377,14 @@ def _gpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
     return loops
 
 
-def _trailing_reduction(op: ir.Operation, min_rank: int) -> int | None:
-    """The row length of a reduction over the innermost axis of a tensor of `min_rank` dims
-    or more (a row kernel), or None."""
+def _trailing_axes(op: ir.Operation) -> int | None:
+    """The first reduced dim of a reduction over the innermost dims (a row kernel's rows),
+    or None."""
     if not op.name.startswith("graph.reduce_"):
         return None
-    source = ir.RankedTensorType(op.operands[0].type)
-    axes = sorted(a % source.rank for a in ir.DenseI64ArrayAttr(op.attributes["axes"]))
-    if axes != [source.rank - 1] or source.rank < min_rank:
-        return None
-    return source.shape[-1]
+    rank = ir.RankedTensorType(op.operands[0].type).rank
+    axes = sorted(a % rank for a in ir.DenseI64ArrayAttr(op.attributes["axes"]))
+    return axes[0] if axes and axes == list(range(axes[0], rank)) else None
 
 
 def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
@@ -417,14 +415,15 @@ def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         if len(shape) < 2 or _row_start(root) == 0:
             return loops
         return _rows_config(desc, shape, _row_start(root), len(shape), buffers)
-    row = _trailing_reduction(root, min_rank=1)
-    if row is not None and row >= desc.vector_lanes_f32:
-        # A reduction over the innermost dim: in plain loops its sum is one chain of dependent
-        # adds (IEEE order), at a quarter of numpy's speed; a row kernel sums vector partials.
-        # A 1-D tensor is one row (no row loop).
-        shape = ir.RankedTensorType(root.operands[0].type).shape
+    start = _trailing_axes(root)
+    shape = ir.RankedTensorType(root.operands[0].type).shape if root.operands else []
+    if start is not None and math.prod(shape[start:]) >= desc.vector_lanes_f32:
+        # A reduction over the innermost dims: in plain loops its sum is one chain of
+        # dependent adds (IEEE order), at a quarter of numpy's speed; a row kernel sums vector
+        # partials, its rows flattened into one dim (--tile-rows). A reduction of every dim
+        # is one row (no row loop).
         rank = ir.RankedTensorType(root.results[0].type).rank
-        return _rows_config(desc, shape, len(shape) - 1, rank, buffers)
+        return _rows_config(desc, shape, start, rank, buffers)
     if root.name == "graph.attention":
         return _attention_config(desc, root) or loops
     return loops
@@ -433,18 +432,21 @@ def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
 def _rows_config(desc, shape: list[int], start: int, rank: int, buffers: int) -> dict:
     """A loop over the dims of `shape` before `start`, each row (the dims from `start` on) in
     vectors; the kernel's result has `rank` dims (a reduction may drop the row's). Chunks of
-    the first dim go to the threads when the kernel moves enough memory (`buffers` tensors of
-    up to this shape read or written)."""
+    the first leading dim that divides evenly (`thread_dim`) go to the threads when
+    the kernel moves enough memory (`buffers` tensors of up to this shape read or written)."""
     config = {
         "strategy": "rows",
         "tile_sizes": [1] * start + [0] * (rank - start),
         "vector_size": desc.vector_lanes_f32,
     }
     moved = 4 * buffers * math.prod(shape)
-    threads = _memory_threads(desc, moved, shape[0], 1) if start else 1
-    if threads > 1:  # chunks of the first row dim, claimed by the threads
-        config["threads"] = threads
-        config["chunks"] = _chunks(threads, moved, shape[0], 1)
+    for dim in range(start):  # chunks of the first leading dim that splits, claimed by threads
+        threads = _memory_threads(desc, moved, shape[dim], 1)
+        if threads > 1:
+            config["threads"] = threads
+            config["thread_dim"] = dim
+            config["chunks"] = _chunks(threads, moved, shape[dim], 1)
+            break
     return config
 
 

@@ -91,6 +91,22 @@ def _row_tiles(op: ir.Operation, lanes: int) -> list[int] | None:
     return [1] * (len(shape) - 1) + [tile_size(shape[-1], 4 * lanes, lanes)]
 
 
+def _loop_ranges(op: ir.Operation) -> list[int]:
+    """The static extent of each loop of a linalg op (its result's shape, for ops with no
+    indexing maps)."""
+    if "indexing_maps" not in op.attributes:
+        return list(ir.ShapedType(op.results[0].type).shape)
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    ranges = [1] * maps[0].n_dims
+    for value, indexing in zip([*op.operands], maps, strict=True):
+        if not isinstance(value.type, ir.ShapedType):
+            continue
+        for size, expr in zip(ir.ShapedType(value.type).shape, indexing.results, strict=True):
+            if isinstance(expr, ir.AffineDimExpr):
+                ranges[expr.position] = size
+    return ranges
+
+
 def _plain_accesses(op: ir.Operation) -> bool:
     """Whether every operand is read along loop dims (no strided windows, which would need
     gathers): such ops vectorize into plain vector loads."""
@@ -154,11 +170,13 @@ class _Script:
 
     def vectorize_row_op(self, handle: str, op: ir.Operation, lanes: int) -> None:
         """A row op of up to two vectors is vectorized whole; a longer one is cut into
-        vector-sized pieces, its reduction (if any) into partial sums of that width combined
-        after the loop."""
+        vector-sized pieces of its innermost dim, its reduction (if any) into partial sums of
+        that width combined after the loop. The op's other dims larger than 1 (a row of
+        several dims) are walked one at a time: only the partial sums stay live."""
         shapes = [ir.ShapedType(v.type).shape for v in op.operands if shaped_of(v, ("f32",))]
         row = max((shape[-1] for shape in shapes if shape), default=1)
-        if row <= 2 * lanes:
+        ranges = _loop_ranges(op)
+        if row <= 2 * lanes and math.prod(ranges[:-1]) == 1:
             self.vectorize_later(handle)
             return
         iterators = (
@@ -168,9 +186,15 @@ class _Script:
         )
         if iterators is None and op.name != "linalg.fill":
             return
-        loops = len(iterators) if iterators else ir.ShapedType(op.results[0].type).rank
-        sizes = [0] * (loops - 1) + [tile_size(row, 4 * lanes, lanes)]
-        if iterators and "reduction" in iterators[-1]:
+        reduces = iterators is not None and "reduction" in iterators[-1]
+        # tile_reduction_using_for takes no tiles of parallel dims: those are 1 in a row.
+        kinds = iterators or ["parallel"] * len(ranges)
+        outer = [
+            0 if size == 1 or (reduces and "parallel" in kind) else 1
+            for size, kind in zip(ranges[:-1], kinds[:-1], strict=True)
+        ]
+        sizes = [*outer, tile_size(row, 4 * lanes, lanes)]
+        if reduces:
             self.count += 1
             n = self.count
             self.lines.append(

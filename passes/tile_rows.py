@@ -21,10 +21,16 @@ batch x 1 x 1 x keys, sliced at the batch index only); operands with no leading 
 scale and bias, scalars) are used as they are. Kernels of any other shape keep their strategy
 and are left alone.
 
+Rows of several dims (a reduction over H and W, a norm over its last dims) are computed as
+one flat dim when every op is elementwise or works on whole rows and every input either spans
+the row dims or broadcasts along all of them: the inputs are collapsed before the loop and the
+result expanded after it, so that each row is one contiguous run that --tile-lower cuts into
+vectors (collapsed in the loop, linalg's reshape fusion would expand the row ops again).
+
 With `threads` in the config (--tile-configure sets it when the kernel moves enough memory),
 an scf.forall wraps the loop: each of its `chunks` iterations (`threads` unless given) takes
-an equal chunk of the first row dim, loops over its rows and writes its chunk of the result
-(tensor.parallel_insert_slice); the threads claim chunks one at a time.
+an equal chunk of leading dim `thread_dim` (0 unless given), loops over its rows and writes
+its chunk of the result (tensor.parallel_insert_slice); the threads claim chunks one at a time.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
 from . import linalg_builders as lb
+from .graph_fuse import ELEMENTWISE
 from .ir_query import attributes_of
 from .prefetch_rows import PREFETCH_ATTR
 from .registry import PassFailure, register_pass
@@ -89,9 +96,11 @@ def _insert(row: ir.Value, into: ir.Value, indices: list[ir.Value]) -> ir.Value:
     ).result
 
 
-def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1) -> None:
+def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1, thread_dim: int = 0):
     """Loops over the first `leading_count` dims of the kernel's result; with `chunks`, an
-    scf.forall splits the first of them into that many equal chunks, each a loop of its own."""
+    scf.forall splits leading dim `thread_dim` into that many equal chunks, each a loop of its
+    own. With no leading dims the kernel is one row, left as it is: collapsed, its row would
+    be expanded again by reshape fusion; --tile-lower walks the row's dims instead."""
     block = kernel.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
     terminator = ops[-1]
@@ -106,41 +115,143 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1) -> None
     if any(op.results[0].type != full for op in row_ops) or last.results[0].type != result:
         return
     produced = {op.results[0] for op in graph_ops}
+    per_channel = _per_channel_operands(graph_ops)
+    if per_channel and leading_count < 2:  # the channel dim must be a leading one
+        return
     inputs = [v for op in graph_ops for v in op.operands if v not in produced]
-    if any(_sliced_dims(v, full, leading_count) is None for v in inputs):
+    aligned = [v for v in inputs if v not in per_channel]
+    if any(_sliced_dims(v, full, leading_count) is None for v in aligned):
         return
     leading = list(full.shape[:leading_count])
-    if chunks > 1 and leading[0] % chunks:
+    if chunks > 1 and leading[thread_dim] % chunks:
         chunks = 1
-    body = _RowBody(graph_ops, inputs, full, leading_count)
     with ir.InsertionPoint(terminator), kernel.location:
-        init = lb.empty(result.shape, result.element_type)
+        flat = _FlatRows.of(graph_ops, aligned, full, leading_count)
+        body = _RowBody(graph_ops, inputs, per_channel, full, leading_count, flat)
+        computed = flat.result_type(last) if flat else result
         if chunks == 1:
-            result = body.loop(init, leading, None)
+            value = body.loop(lb.empty(computed.shape, computed.element_type), leading)
         else:
-            result = _forall_over_chunks(body, init, leading, chunks)
-    terminator.operands[0] = result
+            init = lb.empty(computed.shape, computed.element_type)
+            value = _forall_over_chunks(body, init, leading, chunks, thread_dim)
+        if computed != result:
+            groups = [[d] for d in range(leading_count)] + [list(range(leading_count, result.rank))]
+            value = lb.expand(value, groups, result.shape)
+    terminator.operands[0] = value
     for op in reversed(graph_ops):
         op.erase()
 
 
+def _per_channel_operands(graph_ops) -> set:
+    """Operands that batch norms index by the channel (dim 1), not aligned as numpy aligns
+    operands: their row is the channel's one value."""
+    return {v for op in graph_ops if op.name == "graph.batch_norm" for v in op.operands[1:]}
+
+
+def _channel(value: ir.Value, channel: ir.Value) -> ir.Value:
+    t = ir.RankedTensorType(value.type)
+    row_type = ir.RankedTensorType.get([1], t.element_type)
+    return tensor.ExtractSliceOp(row_type, value, [channel], [], [], [_DYNAMIC], [1], [1]).result
+
+
+class _FlatRows:
+    """The row dims of `full` from `leading_count` on, as one: the kernel's graph ops compute
+    on `full` with its rows flat, their inputs collapsed to match (`values`)."""
+
+    def __init__(self, full: ir.RankedTensorType, leading_count: int, values: dict):
+        self.leading_count, self.values = leading_count, values
+        shape = [*full.shape[:leading_count], math.prod(full.shape[leading_count:])]
+        self.full = ir.RankedTensorType.get(shape, full.element_type)
+
+    @staticmethod
+    def of(graph_ops, inputs, full: ir.RankedTensorType, leading_count: int):
+        """The flat form of the kernel, with its inputs collapsed (ops built at the current
+        insertion point), or None where rows are one dim already or cannot be flattened."""
+        row_rank = full.rank - leading_count
+        if row_rank < 2 or not all(_works_on_whole_rows(op, leading_count) for op in graph_ops):
+            return None
+        groups = {}
+        for value in inputs:
+            groups[value] = _flat_groups(ir.RankedTensorType(value.type), full, leading_count)
+            if groups[value] is None:
+                return None
+        values = {}
+        for value, (grouping, shape) in groups.items():
+            same = ir.RankedTensorType(value.type).rank == len(shape)
+            values[value] = value if same else lb.collapse(value, grouping, shape)
+        return _FlatRows(full, leading_count, values)
+
+    def result_type(self, op: ir.Operation) -> ir.RankedTensorType:
+        """The type of `op`'s result with the kernel's rows flat."""
+        t = ir.RankedTensorType(op.results[0].type)
+        if not op.name.startswith("graph.reduce_"):
+            return self.full
+        kept = self.full.shape[: self.leading_count]
+        shape = [*kept, 1] if t.rank > self.leading_count else kept
+        return ir.RankedTensorType.get(shape, t.element_type)
+
+    def attributes(self, op: ir.Operation) -> dict:
+        """`op`'s attributes with its axes the flat row dim."""
+        attributes = attributes_of(op)
+        if op.name.startswith("graph.reduce_"):
+            attributes["axes"] = ir.DenseI64ArrayAttr.get([self.leading_count])
+        elif "axis" in attributes:
+            attributes["axis"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), self.leading_count
+            )
+        return attributes
+
+
+def _works_on_whole_rows(op: ir.Operation, leading_count: int) -> bool:
+    """Whether `op` computes the same with the row dims from `leading_count` on flattened:
+    elementwise ops, reductions over all the row dims, norms over them."""
+    if op.name.startswith("graph.reduce_"):
+        rank = ir.RankedTensorType(op.operands[0].type).rank
+        axes = sorted(a % rank for a in ir.DenseI64ArrayAttr(op.attributes["axes"]))
+        return axes == list(range(leading_count, rank))
+    if op.name in ("graph.layer_norm", "graph.rms_norm"):
+        rank = ir.RankedTensorType(op.results[0].type).rank
+        return ir.IntegerAttr(op.attributes["axis"]).value % rank == leading_count
+    return op.name.partition(".")[2] in ELEMENTWISE  # batch norms: their channel is leading
+
+
+def _flat_groups(t: ir.RankedTensorType, full: ir.RankedTensorType, leading_count: int):
+    """How to collapse an operand `t` of the kernel (aligned with `full` as numpy aligns it)
+    so that `full`'s row dims (from `leading_count` on) become one: (reassociation, shape),
+    or None where `t` spans some row dims and broadcasts along others."""
+    first_row = max(0, leading_count - (full.rank - t.rank))  # t's first row dim
+    row = list(t.shape[first_row:])
+    whole = t.rank - first_row == full.rank - leading_count and row == full.shape[leading_count:]
+    if not whole and any(size != 1 for size in row):
+        return None
+    if not row:
+        return [[d] for d in range(t.rank)], list(t.shape)
+    grouping = [[d] for d in range(first_row)] + [list(range(first_row, t.rank))]
+    return grouping, [*t.shape[:first_row], math.prod(row)]
+
+
 class _RowBody:
     """The kernel's graph ops, cloned to compute one row of `full` (the shape they compute
-    on; a final reduction's result drops the row's reduced dims)."""
+    on; a final reduction's result drops the row's reduced dims). With `flat`, they compute
+    on rows flattened to one dim."""
 
-    def __init__(self, graph_ops, inputs, full: ir.RankedTensorType, leading_count: int):
-        self.graph_ops, self.inputs, self.full = graph_ops, inputs, full
-        self.leading_count = leading_count
+    def __init__(
+        self, graph_ops, inputs, per_channel, full: ir.RankedTensorType, leading_count: int, flat
+    ):
+        self.graph_ops, self.inputs, self.per_channel = graph_ops, inputs, per_channel
+        self.leading_count, self.flat = leading_count, flat
+        self.full = flat.full if flat else full
 
-    def row_type(self, value: ir.Value) -> ir.RankedTensorType:
-        """The type of one row of `value`, a result of the kernel's graph ops."""
-        t = ir.RankedTensorType(value.type)
+    def row_type(self, op: ir.Operation) -> ir.RankedTensorType:
+        """The type of one row of `op`'s result."""
+        t = self.flat.result_type(op) if self.flat else ir.RankedTensorType(op.results[0].type)
         shape = [1] * self.leading_count + list(t.shape[self.leading_count :])
         return ir.RankedTensorType.get(shape, t.element_type)
 
-    def loop(self, dest: ir.Value, leading: list[int], first: ir.Value | None) -> ir.Value:
-        """An scf.for over the rows of `dest` (leading dims `leading`); row 0 of `dest` is row
-        `first` (along the first leading dim) of the kernel's operands."""
+    def loop(self, dest: ir.Value, leading: list[int], offset=None) -> ir.Value:
+        """An scf.for over the rows of `dest` (leading dims `leading`); with `offset` (dim,
+        first), row 0 of `dest` along leading dim `dim` is row `first` of the kernel's
+        operands."""
         index = ir.IndexType.get()
         loop = scf.ForOp(
             lb.scalar(index, 0), lb.scalar(index, math.prod(leading)), lb.scalar(index, 1), [dest]
@@ -150,37 +261,46 @@ class _RowBody:
         with ir.InsertionPoint(loop.body):
             local = lb.delinearize(loop.induction_variable, leading)
             indices = list(local)
-            if first is not None:
-                indices[0] = arith.AddIOp(first, local[0]).result
+            if offset is not None:
+                dim, first = offset
+                indices[dim] = arith.AddIOp(first, local[dim]).result
             rows = {}
             for value in self.inputs:
-                if value not in rows:
-                    sliced = _sliced_dims(value, self.full, self.leading_count)
+                if value in self.per_channel:
+                    rows[value] = _channel(value, indices[1])
+                elif value not in rows:
+                    source = self.flat.values[value] if self.flat else value
+                    sliced = _sliced_dims(source, self.full, self.leading_count)
                     rows[value] = (
-                        _slice(value, indices, sliced, self.full.rank) if sliced else value
+                        _slice(source, indices, sliced, self.full.rank) if sliced else source
                     )
-            for op in self.graph_ops:
-                with op.location:
-                    clone = ir.Operation.create(
-                        op.name,
-                        results=[self.row_type(op.results[0])],
-                        operands=[rows[v] for v in op.operands],
-                        attributes=attributes_of(op),
-                    )
-                rows[op.results[0]] = clone.results[0]
-            last = rows[self.graph_ops[-1].results[0]]
+            last = self.compute(rows)
             scf.YieldOp([_insert(last, loop.inner_iter_args[0], local)])
         return loop.results[0]
 
+    def compute(self, rows: dict) -> ir.Value:
+        """The graph ops cloned on `rows` (a row of each input) at the current insertion
+        point; the last one's row."""
+        for op in self.graph_ops:
+            with op.location:
+                clone = ir.Operation.create(
+                    op.name,
+                    results=[self.row_type(op)],
+                    operands=[rows[v] for v in op.operands],
+                    attributes=self.flat.attributes(op) if self.flat else attributes_of(op),
+                )
+            rows[op.results[0]] = clone.results[0]
+        return rows[self.graph_ops[-1].results[0]]
 
-def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], chunks: int):
-    """scf.forall (%t) in (chunks): rows [t*c, (t+1)*c) of the first leading dim, c each."""
+
+def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], chunks: int, dim: int):
+    """scf.forall (%t) in (chunks): rows [t*c, (t+1)*c) of leading dim `dim`, c each."""
     index = ir.IndexType.get()
-    chunk = leading[0] // chunks
+    chunk = leading[dim] // chunks
     result = ir.RankedTensorType(init.type)
     shape = list(result.shape)
-    chunk_shape = [chunk, *shape[1:]]
-    offsets = [_DYNAMIC] + [0] * (len(shape) - 1)
+    chunk_shape = [chunk if d == dim else size for d, size in enumerate(shape)]
+    offsets = [_DYNAMIC if d == dim else 0 for d in range(len(shape))]
     forall = scf.ForallOp([0], [chunks], [1], [init])
     with ir.InsertionPoint(forall.body):
         first = arith.MulIOp(forall.induction_variables[0], lb.scalar(index, chunk)).result
@@ -189,7 +309,7 @@ def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], chun
         part = tensor.ExtractSliceOp(
             part_type, shared, [first], [], [], offsets, chunk_shape, [1] * len(shape)
         ).result
-        done = body.loop(part, [chunk, *leading[1:]], first)
+        done = body.loop(part, chunk_shape[: len(leading)], (dim, first))
         in_parallel = scf.InParallelOp()
         with ir.InsertionPoint(in_parallel.region.blocks[0]):
             tensor.ParallelInsertSliceOp(
@@ -234,4 +354,4 @@ def tile_rows(module: ir.Operation) -> None:
                     raise PassFailure("tile-rows")
                 with kernel.location:
                     chunks = config.get("chunks", config.get("threads", 1))
-                    _row_loop(kernel, leading_count, chunks)
+                    _row_loop(kernel, leading_count, chunks, config.get("thread_dim", 0))

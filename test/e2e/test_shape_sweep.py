@@ -239,12 +239,22 @@ REDUCTIONS = {
 
 def reduction_cases():
     """Each size as the reduced width of 64 rows (by each op in turn), and as the row count
-    of 768-wide sums; 1-D sums of each size; a sum over the leading dim."""
+    of 768-wide sums; 1-D sums of each size; a sum over the leading dim; reductions over
+    several trailing dims (a CNN's global pooling of 56x56 and 7x7 images, a sequence's
+    tokens and features, every dim)."""
     ops = list(REDUCTIONS)
     cases = [(ops[i % len(ops)], [64, s], -1) for i, s in enumerate(SIZES)]
     cases += [("reduce_sum", [s, 768], 1) for s in SIZES if s != 768]
     cases += [("reduce_mean", [s], 0) for s in (7, 1000, 4096, 1 << 20)]
-    return cases + [("reduce_sum", [8, 128, 768], 2), ("reduce_max", [1000, 127], 0)]
+    cases += [("reduce_sum", [8, 128, 768], 2), ("reduce_max", [1000, 127], 0)]
+    return cases + [
+        ("reduce_mean", [1, 256, 56, 56], (2, 3)),
+        ("reduce_sum", [2, 64, 7, 7], (-2, -1)),
+        ("reduce_max", [4, 128, 768], (1, 2)),
+        ("reduce_min", [3, 5, 127, 33], (1, 2, 3)),
+        ("reduce_sum", [1000, 127], (0, 1)),
+        ("reduce_prod", [7, 1, 1000], (0, 1, 2)),
+    ]
 
 
 @pytest.mark.parametrize("cores", CORES)
@@ -261,13 +271,64 @@ def test_reductions(op, shape, axis, keepdims, cores):
     expected = REDUCTIONS[op](x64 * x64, axis=axis, keepdims=keepdims)
     t = tensor_type(shape)
     flag = str(keepdims).lower()
+    axes = ", ".join(map(str, np.atleast_1d(axis)))
     body = [
         f'%s = "graph.mul"(%x, %x) : ({t}, {t}) -> {t}',
-        f'%r = "graph.{op}"(%s) {{axes = array<i64: {axis}>, keepdims = {flag}}} '
+        f'%r = "graph.{op}"(%s) {{axes = array<i64: {axes}>, keepdims = {flag}}} '
         f": ({t}) -> {tensor_type(expected.shape)}",
     ]
     actual = compile_for(function([("x", shape)], body, list(expected.shape)), cores)(x)
     np.testing.assert_allclose(actual, expected, rtol=2e-5 * math.log2(max(shape)))
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize(
+    "operand",
+    [[256, 1, 1], [56], [1, 1, 56, 56]],
+    ids=["per-channel", "per-column", "per-pixel"],
+)
+def test_reductions_over_images_with_broadcast_operands(operand, cores):
+    """A global mean pool of x * s: a per-channel or per-pixel s spans the reduced dims or
+    broadcasts along all of them (the image is reduced as one flat run); a per-column s spans
+    only the last (the reduction walks the image's rows)."""
+    rng = np.random.default_rng(len(operand))
+    shape = [1, 256, 56, 56]
+    x = rng.standard_normal(shape, dtype=np.float32)
+    s = rng.standard_normal(operand, dtype=np.float32)
+    expected = (x.astype(np.float64) * s).mean(axis=(2, 3))
+    t, st, rt = tensor_type(shape), tensor_type(operand), tensor_type(expected.shape)
+    body = [
+        f'%p = "graph.mul"(%x, %s) : ({t}, {st}) -> {t}',
+        f'%r = "graph.reduce_mean"(%p) {{axes = array<i64: 2, 3>}} : ({t}) -> {rt}',
+    ]
+    text = function([("x", shape), ("s", operand)], body, list(expected.shape))
+    actual = compile_for(text, cores)(x, s)
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("shape", [[2, 64, 14, 14], [1, 1024, 7, 7]], ids=["14x14", "7x7"])
+def test_global_pool_after_batch_norm(shape, cores):
+    """DenseNet's head: batch norm, relu, then the mean over H and W, one kernel whose rows
+    take their channel's scale, bias, mean and variance."""
+    rng = np.random.default_rng(shape[1])
+    x = rng.standard_normal(shape, dtype=np.float32)
+    c = shape[1]
+    scale, bias, mean = (rng.standard_normal(c, dtype=np.float32) for _ in range(3))
+    var = rng.random(c, dtype=np.float32) + np.float32(0.5)
+    per_channel = (slice(None), None, None)
+    normed = (x - mean[per_channel]) / np.sqrt(var[per_channel] + 1e-5)
+    expected = np.maximum(normed * scale[per_channel] + bias[per_channel], 0).mean(axis=(2, 3))
+    t, ct, rt = tensor_type(shape), tensor_type([c]), tensor_type(expected.shape)
+    body = [
+        f'%n = "graph.batch_norm"(%x, %s, %b, %m, %v) : ({t}, {ct}, {ct}, {ct}, {ct}) -> {t}',
+        f'%a = "graph.relu"(%n) : ({t}) -> {t}',
+        f'%r = "graph.reduce_mean"(%a) {{axes = array<i64: 2, 3>}} : ({t}) -> {rt}',
+    ]
+    args = [("x", shape), ("s", [c]), ("b", [c]), ("m", [c]), ("v", [c])]
+    text = function(args, body, list(expected.shape))
+    actual = compile_for(text, cores)(x, scale, bias, mean, var)
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
 
 
 UNREALIZABLE = """

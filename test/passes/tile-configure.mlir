@@ -74,8 +74,9 @@ func.func @mixed(%x: tensor<4x10xf32>, %i: tensor<4x10xi32>) -> (tensor<4x10xf32
 // -----
 
 // A reduction over the innermost dim is a row kernel (in plain loops a sum is one chain of
-// dependent adds); a 1-D tensor is one row, with no row loop. A reduction over another dim,
-// or over a row narrower than a vector, stays plain loops.
+// dependent adds); a 1-D tensor is one row, with no row loop. So is one over several trailing
+// dims (their row spans them all) or over every dim. A reduction over another dim, or over a
+// row narrower than a vector, stays plain loops.
 // V4-LABEL: func.func private @reductions_kernel_0
 // V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1>, vector_size = 16 : i64}
 // V4-LABEL: func.func private @reductions_kernel_1
@@ -86,13 +87,19 @@ func.func @mixed(%x: tensor<4x10xf32>, %i: tensor<4x10xi32>) -> (tensor<4x10xf32
 // V4-SAME: tile.config = {strategy = "loops"}
 // V4-LABEL: func.func private @reductions_kernel_4
 // V4-SAME: tile.config = {strategy = "loops"}
-func.func @reductions(%x: tensor<64x768xf32>, %y: tensor<2x8x1000xf32>, %v: tensor<1000xf32>, %n: tensor<64x9xf32>) -> (tensor<64xf32>, tensor<2x8x1xf32>, tensor<1xf32>, tensor<768xf32>, tensor<64xf32>) {
+// V4-LABEL: func.func private @reductions_kernel_5
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0, 0>, vector_size = 16 : i64}
+// V4-LABEL: func.func private @reductions_kernel_6
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64>, vector_size = 16 : i64}
+func.func @reductions(%x: tensor<64x768xf32>, %y: tensor<2x8x1000xf32>, %v: tensor<1000xf32>, %n: tensor<64x9xf32>) -> (tensor<64xf32>, tensor<2x8x1xf32>, tensor<1xf32>, tensor<768xf32>, tensor<64xf32>, tensor<2x1x1xf32>, tensor<f32>) {
   %0 = "graph.reduce_sum"(%x) {axes = array<i64: 1>, keepdims = false} : (tensor<64x768xf32>) -> tensor<64xf32>
   %1 = "graph.reduce_max"(%y) {axes = array<i64: -1>, keepdims = true} : (tensor<2x8x1000xf32>) -> tensor<2x8x1xf32>
   %2 = "graph.reduce_mean"(%v) {axes = array<i64: 0>, keepdims = true} : (tensor<1000xf32>) -> tensor<1xf32>
   %3 = "graph.reduce_sum"(%x) {axes = array<i64: 0>, keepdims = false} : (tensor<64x768xf32>) -> tensor<768xf32>
   %4 = "graph.reduce_sum"(%n) {axes = array<i64: 1>, keepdims = false} : (tensor<64x9xf32>) -> tensor<64xf32>
-  return %0, %1, %2, %3, %4 : tensor<64xf32>, tensor<2x8x1xf32>, tensor<1xf32>, tensor<768xf32>, tensor<64xf32>
+  %5 = "graph.reduce_min"(%y) {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x8x1000xf32>) -> tensor<2x1x1xf32>
+  %6 = "graph.reduce_sum"(%x) {axes = array<i64: 0, 1>, keepdims = false} : (tensor<64x768xf32>) -> tensor<f32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<64xf32>, tensor<2x8x1xf32>, tensor<1xf32>, tensor<768xf32>, tensor<64xf32>, tensor<2x1x1xf32>, tensor<f32>
 }
 
 // -----
@@ -157,7 +164,7 @@ func.func @conv(%x: tensor<2x3x16x16xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<2
 // to 4 chunks per thread that divide it evenly (the threads claim chunks as they get free);
 // comparisons vectorize like the f32 chains, their bools stored as bytes.
 // CORES-LABEL: func.func private @memory_bound_kernel_0
-// CORES-SAME: tile.config = {chunks = 8 : i64, strategy = "rows", threads = 2 : i64, tile_sizes = array<i64: 1, 0>, vector_size = 8 : i64}
+// CORES-SAME: tile.config = {chunks = 8 : i64, strategy = "rows", thread_dim = 0 : i64, threads = 2 : i64, tile_sizes = array<i64: 1, 0>, vector_size = 8 : i64}
 // CORES-LABEL: func.func private @memory_bound_kernel_1
 // CORES-SAME: tile.config = {chunks = 8 : i64, strategy = "elementwise", thread_dim = 0 : i64, threads = 2 : i64, tile_sizes = array<i64: 1, 32>, vector_size = 8 : i64}
 // CORES-LABEL: func.func private @memory_bound_kernel_2

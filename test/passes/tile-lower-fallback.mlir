@@ -53,24 +53,26 @@ func.func private @partial_panels(%a: tensor<60x64xf32>, %b: tensor<64x64xf32>) 
 
 // -----
 
-// A row kernel that no row loop cut (tile-rows did not run) would vectorize each of its ops
-// whole, 256 rows of 16 as one vector of 4096 elements (more than the registers hold, and
-// minutes of unrolling): the kernel falls back, here to plain loops.
-// CHECK-LABEL: func.func private @uncut_rows
+// A depthwise conv whose config (as a tuner might write it) asks for a tile of 64 x 64
+// outputs would vectorize each tap as one vector of 4096 elements (more than the registers
+// hold, and minutes of unrolling): the kernel falls back, here to plain loops.
+// CHECK-LABEL: func.func private @huge_tiles
 // CHECK-SAME: tile.config = {strategy = "loops"}
 // CHECK-NOT: tile.vectorize
-// STRICT: error: tile-lower cannot realize kernel @uncut_rows {{.*}}: linalg.generic at {{.*}} would be one vector of 4096 elements
-#id2 = affine_map<(d0, d1) -> (d0, d1)>
-// expected-remark @below {{tile-lower falls back from kernel @uncut_rows (tensor<256x16xf32>) -> tensor<256x16xf32> with tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64} (linalg.generic at}}
-func.func private @uncut_rows(%x: tensor<256x16xf32>) -> tensor<256x16xf32> attributes {
-    tile.kernel = "reduction",
-    tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}} {
-  %e = tensor.empty() : tensor<256x16xf32>
-  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%x : tensor<256x16xf32>) outs(%e : tensor<256x16xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %y = math.exp %in : f32
-    linalg.yield %y : f32
-  } -> tensor<256x16xf32>
-  return %r : tensor<256x16xf32>
+// STRICT: error: tile-lower cannot realize kernel @huge_tiles {{.*}}: linalg.generic at {{.*}} would be one vector of 4096 elements
+#window = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 + d5, d3 + d6)>
+#weights = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#output = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// expected-remark @below {{tile-lower falls back from kernel @huge_tiles (tensor<1x8x66x66xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x64x64xf32> with tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 64, 64>, vector_size = 16 : i64} (linalg.generic at}}
+func.func private @huge_tiles(%x: tensor<1x8x66x66xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x64x64xf32> attributes {tile.kernel = "convolution", tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 64, 64>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x8x64x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x8x64x64xf32>) -> tensor<1x8x64x64xf32>
+  %r = linalg.generic {indexing_maps = [#window, #weights, #output], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x8x66x66xf32>, tensor<8x1x3x3xf32>) outs(%init : tensor<1x8x64x64xf32>) {
+  ^bb0(%in: f32, %weight: f32, %acc: f32):
+    %p = arith.mulf %in, %weight : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x64x64xf32>
+  return %r : tensor<1x8x64x64xf32>
 }

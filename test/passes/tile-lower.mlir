@@ -97,6 +97,36 @@ func.func private @rows(%x: tensor<4x256xf32>) -> tensor<4x256xf32> attributes {
 
 // -----
 
+// A row of several dims (a reduction of every dim) walks its outer dims one at a time and
+// cuts the innermost into vector-wide pieces: one 1x32 partial sum over the whole tensor, the
+// rest of each 56-wide row (24) added into its first lanes, then a final linalg.reduce.
+// CHECK-LABEL: func.func private @total
+// CHECK: linalg.fill {tile.vectorize} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x32xf32>)
+// CHECK: %[[P:.*]] = scf.for %[[I:.*]] = %c0 to %c300 step %c1
+// CHECK: tensor.extract_slice %arg0[%[[I]], 0] [1, 32]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%{{.*}} : tensor<1x32xf32>) outs(%{{.*}} : tensor<1x32xf32>) attrs = {tile.vectorize}
+// CHECK: tensor.extract_slice %arg0[%[[I]], 32] [1, 24]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x24xf32>) outs(%{{.*}} : tensor<1x24xf32>) attrs = {tile.vectorize}
+// CHECK: linalg.reduce ins(%[[P]] : tensor<1x32xf32>) outs(%{{.*}} : tensor<f32>) dimensions = [0, 1]  {tile.vectorize}
+#all = affine_map<(d0, d1) -> (d0, d1)>
+#none = affine_map<(d0, d1) -> ()>
+func.func private @total(%x: tensor<300x56xf32>) -> tensor<f32> attributes {
+    tile.kernel = "reduction",
+    tile.config = {strategy = "rows", tile_sizes = array<i64>, vector_size = 8 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [#all, #none], iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<300x56xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %in, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %sum : tensor<f32>
+}
+
+// -----
+
 // A conv configured with im2col: the weights [O, C*KH*KW] times the input patches
 // [C*KH*KW, N*OH*OW], one linalg.matmul tiled like any other, whose [O, OH*OW] result is NCHW
 // for one image. The patches are copied in runs along OW, plain 1-D copies (vectorized).

@@ -82,6 +82,80 @@ func.func @row_sums(%x: tensor<6x4x256xf32>) -> tensor<6x4xf32> {
 
 // -----
 
+// A reduction over an image's H and W computes on the image as one flat row: the input and
+// the per-channel bias are collapsed before the loop, the rows reduce their one flat dim, and
+// the kept dims come back after the loop.
+// CHECK-LABEL: func.func private @global_pool_kernel_0
+// CHECK-SAME: tile_sizes = array<i64: 1, 1, 0, 0>
+// CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x8x7x7xf32> into tensor<2x8x49xf32>
+// CHECK: %[[B:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2]] : tensor<8x1x1xf32> into tensor<8x1xf32>
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<2x8x1xf32>
+// CHECK: %[[R:.*]] = scf.for %{{.*}} = %{{.*}} to %c16 step %{{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[X]][%{{.*}}, %{{.*}}, 0] [1, 1, 49] [1, 1, 1] : tensor<2x8x49xf32> to tensor<1x1x49xf32>
+// CHECK: %[[BIAS:.*]] = tensor.extract_slice %[[B]][%{{.*}}, 0] [1, 1] [1, 1] : tensor<8x1xf32> to tensor<1x1xf32>
+// CHECK: %[[A:.*]] = "graph.add"(%[[ROW]], %[[BIAS]]) : (tensor<1x1x49xf32>, tensor<1x1xf32>) -> tensor<1x1x49xf32>
+// CHECK: %[[M:.*]] = "graph.reduce_mean"(%[[A]]) {axes = array<i64: 2>, keepdims = true} : (tensor<1x1x49xf32>) -> tensor<1x1x1xf32>
+// CHECK: tensor.insert_slice %[[M]] into %[[ACC]]
+// CHECK: } {tile.prefetch_rows = 1 : i64}
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[}}[0], [1], [2, 3]] output_shape [2, 8, 1, 1] : tensor<2x8x1xf32> into tensor<2x8x1x1xf32>
+// CHECK: return %[[E]]
+func.func @global_pool(%x: tensor<2x8x7x7xf32>, %b: tensor<8x1x1xf32>) -> tensor<2x8x1x1xf32> {
+  %0 = "graph.add"(%x, %b) : (tensor<2x8x7x7xf32>, tensor<8x1x1xf32>) -> tensor<2x8x7x7xf32>
+  %1 = "graph.reduce_mean"(%0) {axes = array<i64: 2, 3>, keepdims = true} : (tensor<2x8x7x7xf32>) -> tensor<2x8x1x1xf32>
+  return %1 : tensor<2x8x1x1xf32>
+}
+
+// -----
+
+// A batch norm indexes its scale, bias, mean and variance by the channel (dim 1), not as
+// numpy aligns operands: each row takes its channel's value of each.
+// CHECK-LABEL: func.func private @pooled_norm_kernel_0
+// CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x8x7x7xf32> into tensor<2x8x49xf32>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c16 step
+// CHECK: %[[C:.*]] = arith.remui %[[I]], %c8
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[X]][%{{.*}}, %[[C]], 0] [1, 1, 49]
+// CHECK: %[[S:.*]] = tensor.extract_slice %arg1[%[[C]]] [1] [1] : tensor<8xf32> to tensor<1xf32>
+// CHECK: %[[V:.*]] = tensor.extract_slice %arg4[%[[C]]] [1] [1] : tensor<8xf32> to tensor<1xf32>
+// CHECK: "graph.batch_norm"(%[[ROW]], %[[S]], %{{.*}}, %{{.*}}, %[[V]]) : (tensor<1x1x49xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x49xf32>
+// CHECK: "graph.reduce_mean"(%{{.*}}) {axes = array<i64: 2>, keepdims = false} : (tensor<1x1x49xf32>) -> tensor<1x1xf32>
+func.func @pooled_norm(%x: tensor<2x8x7x7xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> tensor<2x8xf32> {
+  %0 = "graph.batch_norm"(%x, %s, %b, %m, %v) : (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x7x7xf32>
+  %1 = "graph.reduce_mean"(%0) {axes = array<i64: 2, 3>, keepdims = false} : (tensor<2x8x7x7xf32>) -> tensor<2x8xf32>
+  return %1 : tensor<2x8xf32>
+}
+
+// -----
+
+// An operand that spans some row dims and broadcasts along others (a per-column scale) keeps
+// the rows in their dims; the reduction gets each 7x7 image whole.
+// CHECK-LABEL: func.func private @per_column_kernel_0
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: scf.for
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[%{{.*}}, %{{.*}}, 0, 0] [1, 1, 7, 7] [1, 1, 1, 1]
+// CHECK: %[[P:.*]] = "graph.mul"(%[[ROW]], %arg1) : (tensor<1x1x7x7xf32>, tensor<7xf32>) -> tensor<1x1x7x7xf32>
+// CHECK: "graph.reduce_sum"(%[[P]]) {axes = array<i64: 2, 3>, keepdims = false} : (tensor<1x1x7x7xf32>) -> tensor<1x1xf32>
+func.func @per_column(%x: tensor<2x8x7x7xf32>, %s: tensor<7xf32>) -> tensor<2x8xf32> {
+  %0 = "graph.mul"(%x, %s) : (tensor<2x8x7x7xf32>, tensor<7xf32>) -> tensor<2x8x7x7xf32>
+  %1 = "graph.reduce_sum"(%0) {axes = array<i64: 2, 3>, keepdims = false} : (tensor<2x8x7x7xf32>) -> tensor<2x8xf32>
+  return %1 : tensor<2x8xf32>
+}
+
+// -----
+
+// A reduction of every dim is one row, left in its dims (collapsed here, reshape fusion would
+// expand it again; --tile-lower walks its dims).
+// CHECK-LABEL: func.func private @total_kernel_0
+// CHECK-SAME: tile_sizes = array<i64>
+// CHECK-NOT: scf.for
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: "graph.reduce_max"(%arg0) {axes = array<i64: 0, 1>, keepdims = false} : (tensor<1000x127xf32>) -> tensor<f32>
+func.func @total(%x: tensor<1000x127xf32>) -> tensor<f32> {
+  %0 = "graph.reduce_max"(%x) {axes = array<i64: 0, 1>, keepdims = false} : (tensor<1000x127xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // A 1-D reduction is one row: no loop.
 // CHECK-LABEL: func.func private @vector_sum_kernel_0
 // CHECK-SAME: tile_sizes = array<i64: 0>
@@ -143,4 +217,24 @@ func.func @attention(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x6x8xf32>, %v: tenso
 func.func private @threaded_kernel_0(%x: tensor<8x3x64xf32>, %g: tensor<64xf32>) -> tensor<8x3x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", threads = 2 : i64, tile_sizes = array<i64: 1, 1, 0>, vector_size = 16 : i64}} {
   %0 = "graph.rms_norm"(%x, %g) {axis = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<8x3x64xf32>, tensor<64xf32>) -> tensor<8x3x64xf32>
   return %0 : tensor<8x3x64xf32>
+}
+
+// -----
+
+// `thread_dim` picks the leading dim the threads split (here the channels of one image).
+// THREADS-LABEL: func.func private @channels_kernel_0
+// THREADS: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x64x56x56xf32> into tensor<1x64x3136xf32>
+// THREADS: %[[R:.*]] = scf.forall (%[[T:.*]]) in (4) shared_outs(%[[SHARED:.*]] = %{{.*}})
+// THREADS: %[[FIRST:.*]] = arith.muli %[[T]], %c16
+// THREADS: %[[PART:.*]] = tensor.extract_slice %[[SHARED]][0, %[[FIRST]]] [1, 16] [1, 1]
+// THREADS: scf.for %[[I:.*]] = %{{.*}} to %c16{{.*}} step
+// THREADS: %[[C:.*]] = arith.remui %[[I]], %c16{{.*}}
+// THREADS: %[[CH:.*]] = arith.addi %[[FIRST]], %[[C]]
+// THREADS: tensor.extract_slice %[[X]][%{{.*}}, %[[CH]], 0] [1, 1, 3136]
+// THREADS: "graph.reduce_sum"(%{{.*}}) {axes = array<i64: 2>, keepdims = false} : (tensor<1x1x3136xf32>) -> tensor<1x1xf32>
+// THREADS: tensor.parallel_insert_slice %{{.*}} into %[[SHARED]][0, %[[FIRST]]] [1, 16] [1, 1]
+// THREADS: return %[[R]]
+func.func private @channels_kernel_0(%x: tensor<1x64x56x56xf32>) -> tensor<1x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", threads = 2 : i64, thread_dim = 1 : i64, chunks = 4 : i64, tile_sizes = array<i64: 1, 1>, vector_size = 8 : i64}} {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 2, 3>, keepdims = false} : (tensor<1x64x56x56xf32>) -> tensor<1x64xf32>
+  return %0 : tensor<1x64xf32>
 }
