@@ -429,17 +429,34 @@ def test_transpose(rng):
         ((3, 5, 4, 16), (2, 1, 0, 3)),
         ((12, 64, 128), (0, 2, 1)),
         ((1000, 2048), (1, 0)),
+        ((127, 33), (1, 0)),
+        ((1, 64, 56, 56), (0, 2, 3, 1)),
+        ((1, 56, 56, 64), (0, 3, 1, 2)),
+        ((4, 16, 9, 24), (3, 1, 0, 2)),
+        ((8, 1000, 7), (2, 1, 0)),
+        ((1, 7), (1, 0)),
     ],
 )
 def test_transpose_at_layer_sizes(shape, perm, rng):
     """Attention's heads moved around the sequence (runs of the head dim copied whole), an
-    awkward-sized one, and transposes that move the innermost dim."""
+    awkward-sized one, and transposes that move the innermost dim (in blocks, with ends that
+    whole blocks leave along either dim or both, images between NCHW and NHWC, dims between
+    the two that move, a dim narrower than a block)."""
     x = rand(rng, *shape)
     expected = x.transpose(perm)
     attrs = f"perm = array<i64: {', '.join(map(str, perm))}>"
     np.testing.assert_array_equal(
         run_op("transpose", [x], tensor_type(expected.shape), attrs), expected
     )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "float16"])
+def test_transpose_of_other_element_types(dtype, rng):
+    """Blocked transposes move any element type: ids, masks, half-precision activations."""
+    x = (rng.standard_normal((20, 36)) * 10).astype(dtype)
+    element = {"int64": "i64", "int32": "i32", "bool": "i1", "float16": "f16"}[dtype]
+    actual = run_op("transpose", [x], tensor_type([36, 20], element), "perm = array<i64: 1, 0>")
+    np.testing.assert_array_equal(actual, x.T)
 
 
 def test_concat(rng):

@@ -209,6 +209,59 @@ func.func @heads(%x: tensor<2x12x128x64xf32>, %y: tensor<4x8x2xf32>) -> (tensor<
 
 // -----
 
+// A transpose that moves the innermost dim is done in 8x8 blocks (one loop over the dims that
+// stay and the blocks of the two that move, in groups): each block reads 8 runs of the input's
+// last dim, transposes them in registers with three rounds of shuffles (pairs, pairs of pairs,
+// halves) and writes 8 runs of the output's last dim. The ends that whole blocks leave (20 =
+// 16 + 4 along the dim that becomes the last, 12 = 8 + 4 along the input's last) are
+// linalg.transposes of their own, inserted after the blocks.
+// CHECK-LABEL: func.func @blocks
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<12x2x20xf32>
+// CHECK: %[[B:.*]] = scf.for %[[I:.*]] = %c0 to %c4 step %c1 iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK: %[[A:.*]] = arith.remui %[[I]], %c2
+// CHECK: %[[Q:.*]] = arith.divui %[[I]], %c2
+// CHECK: %[[N:.*]] = arith.remui %[[Q]], %c2
+// CHECK: %[[A8:.*]] = arith.muli %[[A]], %c8
+// CHECK: %[[R0:.*]] = vector.transfer_read %arg0[%[[N]], %[[A8]], %c0], %{{.*}} {in_bounds = [true]} : tensor<2x20x12xf32>, vector<8xf32>
+// CHECK: %[[A1:.*]] = arith.addi %[[A8]], %c1
+// CHECK: %[[R1:.*]] = vector.transfer_read %arg0[%[[N]], %[[A1]], %c0]
+// CHECK-COUNT-6: vector.transfer_read
+// CHECK: %[[P:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %[[R0]], %[[R1]] [2, 10, 3, 11, 6, 14, 7, 15]
+// CHECK-COUNT-6: vector.shuffle
+// CHECK: %[[PP:.*]] = vector.shuffle %[[P]], %{{.*}} [0, 1, 8, 9, 4, 5, 12, 13]
+// CHECK-COUNT-7: vector.shuffle
+// CHECK: %[[C0:.*]] = vector.shuffle %[[PP]], %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK-COUNT-7: vector.shuffle
+// CHECK: %[[W0:.*]] = vector.transfer_write %[[C0]], %[[ACC]][%c0, %[[N]], %[[A8]]] {in_bounds = [true]} : vector<8xf32>, tensor<12x2x20xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[W0]][%c1, %[[N]], %[[A8]]]
+// CHECK-COUNT-6: vector.transfer_write
+// CHECK: scf.yield
+// CHECK: %[[END1:.*]] = tensor.extract_slice %arg0[0, 16, 0] [2, 4, 12] [1, 1, 1]
+// CHECK: %[[T1:.*]] = linalg.transpose ins(%[[END1]] : tensor<2x4x12xf32>) outs(%{{.*}} : tensor<12x2x4xf32>) permutation = [2, 0, 1]
+// CHECK: %[[E1:.*]] = tensor.insert_slice %[[T1]] into %[[B]][0, 0, 16] [12, 2, 4] [1, 1, 1]
+// CHECK: %[[END2:.*]] = tensor.extract_slice %arg0[0, 0, 8] [2, 16, 4] [1, 1, 1]
+// CHECK: %[[T2:.*]] = linalg.transpose ins(%[[END2]] : tensor<2x16x4xf32>) outs(%{{.*}} : tensor<4x2x16xf32>) permutation = [2, 0, 1]
+// CHECK: %[[E2:.*]] = tensor.insert_slice %[[T2]] into %[[E1]][8, 0, 0] [4, 2, 16] [1, 1, 1]
+// CHECK: return %[[E2]]
+func.func @blocks(%x: tensor<2x20x12xf32>) -> tensor<12x2x20xf32> {
+  %0 = "graph.transpose"(%x) {perm = array<i64: 2, 0, 1>} : (tensor<2x20x12xf32>) -> tensor<12x2x20xf32>
+  return %0 : tensor<12x2x20xf32>
+}
+
+// -----
+
+// A transpose with a moving dim narrower than a block stays a linalg.transpose.
+// CHECK-LABEL: func.func @narrow
+// CHECK-NOT: vector.transfer_read
+// CHECK: linalg.transpose ins(%arg0 : tensor<1000x7xf32>) outs(%{{.*}} : tensor<7x1000xf32>) permutation = [1, 0]
+func.func @narrow(%x: tensor<1000x7xf32>) -> tensor<7x1000xf32> {
+  %0 = "graph.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<1000x7xf32>) -> tensor<7x1000xf32>
+  return %0 : tensor<7x1000xf32>
+}
+
+// -----
+
 // Inputs of different sizes along the axis come as tensor.concat; it lowers like graph.concat.
 // CHECK-LABEL: func.func @tensor_concat
 // CHECK-NOT: tensor.concat
