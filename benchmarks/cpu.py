@@ -117,7 +117,7 @@ def _aligned(array):
 
 
 def t(shape) -> str:
-    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
 
 
 @dataclasses.dataclass
@@ -499,6 +499,71 @@ def row_norm_rows(peers: Peers, rows_, cols):
     return out
 
 
+def _one_op(op: str, shape, result, attrs: str) -> str:
+    return (
+        f"func.func @main(%x: {t(shape)}) -> {t(result)} {{\n"
+        f'  %0 = "graph.{op}"(%x) {{{attrs}}} : ({t(shape)}) -> {t(result)}\n'
+        f"  return %0 : {t(result)}\n}}"
+    )
+
+
+def movement_rows(peers: Peers):
+    """Reductions over the innermost dims (a row sum, a CNN's global pool over H and W, a
+    sequence's tokens and features, every element) and transposes that move the innermost dim
+    (a square, a vocabulary-wide one, NHWC to NCHW), against numpy (into a preallocated
+    output), torch and onnxruntime. GB/s counts the bytes read and written once."""
+    rng = np.random.default_rng(0)
+    reductions = [
+        ("sum", [1024, 1024], (1,)),
+        ("mean", [1, 256, 56, 56], (2, 3)),
+        ("sum", [4, 128, 768], (1, 2)),
+        ("sum", [1024, 1024], (0, 1)),
+    ]
+    transposes = [([1024, 1024], (1, 0)), ([1000, 2048], (1, 0)), ([1, 56, 56, 64], (0, 3, 1, 2))]
+    rows = []
+    for kind, shape, axes in reductions:
+        x = _aligned(rng.standard_normal(shape, dtype=np.float32))
+        reference = getattr(np, kind)
+        expected = reference(x, axis=axes)
+        attrs = f"axes = array<i64: {', '.join(map(str, axes))}>"
+        fn, _ = peers.compile(_one_op(f"reduce_{kind}", shape, expected.shape, attrs))
+        out = _aligned(np.empty(expected.shape, np.float32))
+        np.testing.assert_allclose(fn(x, out=out), expected, rtol=1e-4, atol=1e-3)
+        calls = {STRATA: partial(fn, x, out=out), "numpy": partial(reference, x, axes, None, out)}
+        if peers.torch is not None:
+            calls["torch"] = partial(getattr(peers.torch, kind), peers.torch.from_numpy(x), axes)
+        if peers.onnx is not None:  # at opset 17, ReduceSum takes its axes as an input
+            op, initializers = f"Reduce{kind.capitalize()}", []
+            if kind == "sum":
+                axes_tensor = np.array(axes, np.int64)
+                initializers = [peers.onnx.numpy_helper.from_array(axes_tensor, "axes")]
+                node = peers.onnx.helper.make_node(op, ["x", "axes"], ["y"], keepdims=0)
+            else:
+                node = peers.onnx.helper.make_node(op, ["x"], ["y"], axes=list(axes), keepdims=0)
+            graph = onnx_graph(peers, [node], [("x", shape)], list(expected.shape), initializers)
+            calls["onnxruntime"] = ort_runner(peers.ort_session(graph), [x])
+        name = f"reduce_{kind} {'x'.join(map(str, shape))} over {axes}"
+        rows.append(_row(name, "GB/s", (x.nbytes + out.nbytes) / 1e9, calls))
+    for shape, perm in transposes:
+        x = _aligned(rng.standard_normal(shape, dtype=np.float32))
+        expected = x.transpose(perm)
+        attrs = f"perm = array<i64: {', '.join(map(str, perm))}>"
+        fn, _ = peers.compile(_one_op("transpose", shape, expected.shape, attrs))
+        out = _aligned(np.empty(expected.shape, np.float32))
+        np.testing.assert_array_equal(fn(x, out=out), expected)
+        calls = {STRATA: partial(fn, x, out=out), "numpy": partial(np.copyto, out, expected)}
+        if peers.torch is not None:
+            tx = peers.torch.from_numpy(x)
+            calls["torch"] = lambda tx=tx, perm=perm: tx.permute(perm).contiguous()
+        if peers.onnx is not None:
+            node = peers.onnx.helper.make_node("Transpose", ["x"], ["y"], perm=list(perm))
+            graph = onnx_graph(peers, [node], [("x", shape)], list(expected.shape))
+            calls["onnxruntime"] = ort_runner(peers.ort_session(graph), [x])
+        name = f"transpose {'x'.join(map(str, shape))} by {perm}"
+        rows.append(_row(name, "GB/s", 2 * x.nbytes / 1e9, calls))
+    return rows
+
+
 def example_model_rows(peers: Peers):
     """The bundled MLP and transformer block (graph dialect) against the same models in torch."""
     sys.path.insert(0, str(ROOT / "examples"))
@@ -728,6 +793,7 @@ def run_all(threads: int, args) -> list:
         "chains": lambda: chain_rows(peers, count),
         "mlp": lambda: gelu_mlp_rows(peers),
         "rows": lambda: row_norm_rows(peers, 1024, 1024),
+        "movement": lambda: movement_rows(peers),
         "examples": lambda: example_model_rows(peers),
         "decoders": lambda: decoder_rows(peers, [128] if args.quick else [128, 512]),
         "onnx": lambda: onnx_model_rows(peers, [m for m in args.models.split(",") if m]),
@@ -752,7 +818,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        help="comma-separated sections: matmul,conv,ops,chains,mlp,rows,examples,decoders,onnx",
+        help="comma-separated sections: "
+        "matmul,conv,ops,chains,mlp,rows,movement,examples,decoders,onnx",
     )
     parser.add_argument("--output", help="write the markdown table here")
     args = parser.parse_args()
