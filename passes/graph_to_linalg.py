@@ -646,12 +646,7 @@ def _blocked_transpose(source: ir.Value, perm: list[int], out) -> ir.Value:
     element = t.element_type
     run = ir.VectorType.get([_BLOCK], element)
     in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
-    loop = scf.ForOp(
-        lb.scalar(index, 0),
-        lb.scalar(index, math.prod(counts)),
-        lb.scalar(index, 1),
-        [lb.empty(out.shape, out.element_type)],
-    )
+    loop = lb.loop_over(counts, lb.empty(out.shape, out.element_type))
     with ir.InsertionPoint(loop.body):
         coords = lb.delinearize(loop.induction_variable, counts)
         at = dict(zip(others, coords, strict=False))
@@ -824,14 +819,8 @@ def _copy_runs(source: ir.Value, out, outer: list[int], taken_from) -> ir.Value:
     `source` at the offsets `taken_from(coords)` gives along `source`'s leading dims."""
     t = lb.ranked(source)
     run = list(out.shape[len(outer) :])
-    index = ir.IndexType.get()
     dynamic = ir.ShapedType.get_dynamic_size()
-    loop = scf.ForOp(
-        lb.scalar(index, 0),
-        lb.scalar(index, math.prod(outer)),
-        lb.scalar(index, 1),
-        [lb.empty(out.shape, out.element_type)],
-    )
+    loop = lb.loop_over(outer, lb.empty(out.shape, out.element_type))
     with ir.InsertionPoint(loop.body):
         coords = lb.delinearize(loop.induction_variable, outer)
         offsets = taken_from(coords)

@@ -5,10 +5,11 @@ Indexing maps are written as lists of loop dims per operand; `None` stands for t
 that a broadcast (size-1) dim reads.
 """
 
+import math
 from collections.abc import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 PARALLEL = "parallel"
 REDUCTION = "reduction"
@@ -177,6 +178,14 @@ def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
     return ir.ArrayAttr.get(
         [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups]
     )
+
+
+def loop_over(dims: Sequence[int], init: ir.Value) -> scf.ForOp:
+    """One scf.for over every position of `dims` (row-major), carrying `init`; its body gets
+    the position's indices from `delinearize(loop.induction_variable, dims)`."""
+    index = ir.IndexType.get()
+    count = scalar(index, math.prod(dims))
+    return scf.ForOp(scalar(index, 0), count, scalar(index, 1), [init])
 
 
 def delinearize(flat: ir.Value, dims: Sequence[int]) -> list[ir.Value]:

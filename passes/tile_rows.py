@@ -252,10 +252,7 @@ class _RowBody:
         """An scf.for over the rows of `dest` (leading dims `leading`); with `offset` (dim,
         first), row 0 of `dest` along leading dim `dim` is row `first` of the kernel's
         operands."""
-        index = ir.IndexType.get()
-        loop = scf.ForOp(
-            lb.scalar(index, 0), lb.scalar(index, math.prod(leading)), lb.scalar(index, 1), [dest]
-        )
+        loop = lb.loop_over(leading, dest)
         if self.leading_count == self.full.rank - 1:  # rows are the last dim: fetch the next
             loop.attributes[PREFETCH_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
         with ir.InsertionPoint(loop.body):
