@@ -276,7 +276,7 @@ def _depthwise_config(desc, conv: ir.Operation) -> dict | None:
     config = {"strategy": "elementwise", "tile_sizes": [1, 1, rows, width], "vector_size": lanes}
     channels = ir.RankedTensorType(conv.results[0].type).shape[1]
     moved = 8 * math.prod(ir.RankedTensorType(conv.results[0].type).shape)  # in and out
-    threads = _memory_threads(desc, moved, channels, 1)
+    threads = memory_threads(desc, moved, channels, 1)
     if threads > 1:  # chunks of the channels, claimed by the threads
         config.update(threads=threads, thread_dim=1, chunks=_chunks(threads, moved, channels, 1))
     return config
@@ -285,7 +285,7 @@ def _depthwise_config(desc, conv: ir.Operation) -> dict | None:
 _BYTES_PER_THREAD = 1 << 19  # below this, waking a worker costs more than it saves
 
 
-def _memory_threads(desc, moved_bytes: int, extent: int, unit: int) -> int:
+def memory_threads(desc, moved_bytes: int, extent: int, unit: int) -> int:
     """Threads for memory-bound work moving `moved_bytes` whose split dim (`extent`, in pieces
     of `unit`) must divide evenly."""
     threads = min(desc.cores, moved_bytes // _BYTES_PER_THREAD)
@@ -320,7 +320,7 @@ def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
     config = {"strategy": "elementwise", "tile_sizes": tiles, "vector_size": lanes}
     moved = 4 * buffers * math.prod(shape)
     for dim, (extent, unit) in enumerate(zip(shape, tiles, strict=True)):
-        threads = _memory_threads(desc, moved, extent, unit)
+        threads = memory_threads(desc, moved, extent, unit)
         if threads > 1:
             config["threads"] = threads
             config["thread_dim"] = dim
@@ -440,8 +440,10 @@ def _rows_config(desc, shape: list[int], start: int, rank: int, buffers: int) ->
         "vector_size": desc.vector_lanes_f32,
     }
     moved = 4 * buffers * math.prod(shape)
-    for dim in range(start):  # chunks of the first leading dim that splits, claimed by threads
-        threads = _memory_threads(desc, moved, shape[dim], 1)
+    # Chunks of the first leading dim that splits (of dim 0, for a reduction of every dim),
+    # claimed by the threads.
+    for dim in range(max(start, 1)):
+        threads = memory_threads(desc, moved, shape[dim], 1)
         if threads > 1:
             config["threads"] = threads
             config["thread_dim"] = dim

@@ -31,6 +31,8 @@ With `threads` in the config (--tile-configure sets it when the kernel moves eno
 an scf.forall wraps the loop: each of its `chunks` iterations (`threads` unless given) takes
 an equal chunk of leading dim `thread_dim` (0 unless given), loops over its rows and writes
 its chunk of the result (tensor.parallel_insert_slice); the threads claim chunks one at a time.
+A reduction of every dim (no leading dims) with `threads` is reduced in `chunks` parts, equal
+slabs along dim 0, and then their results are.
 """
 
 from __future__ import annotations
@@ -99,13 +101,14 @@ def _insert(row: ir.Value, into: ir.Value, indices: list[ir.Value]) -> ir.Value:
 def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1, thread_dim: int = 0):
     """Loops over the first `leading_count` dims of the kernel's result; with `chunks`, an
     scf.forall splits leading dim `thread_dim` into that many equal chunks, each a loop of its
-    own. With no leading dims the kernel is one row, left as it is: collapsed, its row would
-    be expanded again by reshape fusion; --tile-lower walks the row's dims instead."""
+    own. With no leading dims the kernel is one row, left as it is (collapsed, its row would
+    be expanded again by reshape fusion; --tile-lower walks the row's dims instead), or, a
+    reduction of every dim with `chunks`, reduced in parts (see `_reduce_in_parts`)."""
     block = kernel.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
     terminator = ops[-1]
     graph_ops = [op for op in ops[:-1] if op.name != "graph.constant"]
-    if len(terminator.operands) != 1 or not graph_ops or not leading_count:
+    if len(terminator.operands) != 1 or not graph_ops:
         return
     result = ir.RankedTensorType(terminator.operands[0].type)
     *row_ops, last = graph_ops
@@ -121,6 +124,17 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1, thread_
     inputs = [v for op in graph_ops for v in op.operands if v not in produced]
     aligned = [v for v in inputs if v not in per_channel]
     if any(_sliced_dims(v, full, leading_count) is None for v in aligned):
+        return
+    if not leading_count:
+        if reduces and chunks > 1 and not per_channel and full.rank and full.shape[0] % chunks:
+            chunks = 1
+        if not reduces or chunks == 1 or per_channel or not full.rank:
+            return
+        with ir.InsertionPoint(terminator), kernel.location:
+            value = lb.reshape(_reduce_in_parts(graph_ops, inputs, full, chunks), result.shape)
+        terminator.operands[0] = value
+        for op in reversed(graph_ops):
+            op.erase()
         return
     leading = list(full.shape[:leading_count])
     if chunks > 1 and leading[thread_dim] % chunks:
@@ -140,6 +154,76 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1, thread_
     terminator.operands[0] = value
     for op in reversed(graph_ops):
         op.erase()
+
+
+def _reduce_in_parts(graph_ops, inputs, full: ir.RankedTensorType, chunks: int) -> ir.Value:
+    """A reduction of every dim of `full` (with its prologue) as `chunks` reductions of equal
+    slabs along dim 0, which the threads claim (scf.forall), then one of their results: the
+    whole reduction as one row would run on one core. Partial means of equal slabs have the
+    whole's mean. Returns the rank-0 result."""
+    last = graph_ops[-1]
+    rows = full.shape[0] // chunks
+    slab = ir.RankedTensorType.get([rows, *full.shape[1:]], full.element_type)
+    scalar = ir.RankedTensorType.get([], full.element_type)
+    index = ir.IndexType.get()
+    forall = scf.ForallOp([0], [chunks], [1], [lb.empty([chunks], full.element_type)])
+    with ir.InsertionPoint(forall.body):
+        part = forall.induction_variables[0]
+        first = arith.MulIOp(part, lb.scalar(index, rows)).result
+        values = {}
+        for value in inputs:
+            if value not in values:
+                spans_rows = _sliced_dims(value, full, 1)
+                values[value] = _rows_from(value, first, rows) if spans_rows else value
+        for op in graph_ops:
+            attributes = attributes_of(op)
+            if op == last:
+                attributes["keepdims"] = ir.BoolAttr.get(False)
+            with op.location:
+                clone = ir.Operation.create(
+                    op.name,
+                    results=[scalar if op == last else slab],
+                    operands=[values[v] for v in op.operands],
+                    attributes=attributes,
+                )
+            values[op.results[0]] = clone.results[0]
+        in_parallel = scf.InParallelOp()
+        with ir.InsertionPoint(in_parallel.region.blocks[0]):
+            tensor.ParallelInsertSliceOp(
+                values[last.results[0]],
+                forall.inner_iter_args[0],
+                [part],
+                [],
+                [],
+                [_DYNAMIC],
+                [1],
+                [1],
+            )
+    attributes = attributes_of(last)
+    attributes["axes"] = ir.DenseI64ArrayAttr.get([0])
+    attributes["keepdims"] = ir.BoolAttr.get(False)
+    with last.location:
+        total = ir.Operation.create(
+            last.name, results=[scalar], operands=[forall.results[0]], attributes=attributes
+        )
+    return total.results[0]
+
+
+def _rows_from(value: ir.Value, first: ir.Value, rows: int) -> ir.Value:
+    """Rows [first, first + rows) of `value` along dim 0."""
+    t = ir.RankedTensorType(value.type)
+    shape = [rows, *t.shape[1:]]
+    offsets = [_DYNAMIC] + [0] * (t.rank - 1)
+    return tensor.ExtractSliceOp(
+        ir.RankedTensorType.get(shape, t.element_type),
+        value,
+        [first],
+        [],
+        [],
+        offsets,
+        shape,
+        [1] * t.rank,
+    ).result
 
 
 def _per_channel_operands(graph_ops) -> set:

@@ -331,6 +331,26 @@ def test_global_pool_after_batch_norm(shape, cores):
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize(
+    "shape,perm",
+    [([768, 3072], (1, 0)), ([1, 12, 64, 512], (0, 1, 3, 2)), ([1, 1000, 1027], (0, 2, 1))],
+    ids=["weights", "keys", "odd"],
+)
+def test_transposes_that_move_the_innermost_dim(shape, perm, cores):
+    """A weight matrix, attention's keys turned to [head, dim, seq], an odd one (whose blocks
+    leave ends along both dims): on 2 cores each thread transposes part of the columns."""
+    x = np.random.default_rng(len(shape)).standard_normal(shape, dtype=np.float32)
+    expected = x.transpose(perm)
+    order = ", ".join(map(str, perm))
+    body = [
+        f'%r = "graph.transpose"(%x) {{perm = array<i64: {order}>}} : ({tensor_type(shape)})'
+        f" -> {tensor_type(expected.shape)}"
+    ]
+    text = function([("x", shape)], body, list(expected.shape))
+    np.testing.assert_array_equal(compile_for(text, cores)(x), expected)
+
+
 UNREALIZABLE = """
 func.func @main(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
   %r = func.call @chain(%x) : (tensor<4x96xf32>) -> tensor<4x96xf32>

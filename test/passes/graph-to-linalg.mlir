@@ -251,6 +251,28 @@ func.func @blocks(%x: tensor<2x20x12xf32>) -> tensor<12x2x20xf32> {
 
 // -----
 
+// On a target of 2 cores, a transpose that moves enough memory (2 MiB here) splits the input's
+// last dim over them: each scf.forall iteration transposes the blocks of its half of the
+// input's columns into its half of the output's rows.
+// CHECK-LABEL: func.func @split
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<512x1024xf32>
+// CHECK: scf.forall (%[[T:.*]]) in (2) shared_outs(%[[SHARED:.*]] = %[[OUT]])
+// CHECK: %[[FIRST:.*]] = arith.muli %[[T]], %c256
+// CHECK: %[[IN:.*]] = tensor.extract_slice %arg0[0, %[[FIRST]]] [1024, 256] [1, 1] : tensor<1024x512xf32> to tensor<1024x256xf32>
+// CHECK: %[[PART:.*]] = tensor.extract_slice %[[SHARED]][%[[FIRST]], 0] [256, 1024] [1, 1] : tensor<512x1024xf32> to tensor<256x1024xf32>
+// CHECK: %[[DONE:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[PART]])
+// CHECK: vector.transfer_read %[[IN]]
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %[[DONE]] into %[[SHARED]][%[[FIRST]], 0] [256, 1024] [1, 1]
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @split(%x: tensor<1024x512xf32>) -> tensor<512x1024xf32> {
+    %0 = "graph.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<1024x512xf32>) -> tensor<512x1024xf32>
+    return %0 : tensor<512x1024xf32>
+  }
+}
+
+// -----
+
 // A transpose with a moving dim narrower than a block stays a linalg.transpose.
 // CHECK-LABEL: func.func @narrow
 // CHECK-NOT: vector.transfer_read

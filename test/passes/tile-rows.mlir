@@ -238,3 +238,26 @@ func.func private @channels_kernel_0(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x
   %0 = "graph.reduce_sum"(%x) {axes = array<i64: 2, 3>, keepdims = false} : (tensor<1x64x56x56xf32>) -> tensor<1x64xf32>
   return %0 : tensor<1x64xf32>
 }
+
+// -----
+
+// A reduction of every dim with `threads` is reduced in parts: each scf.forall iteration
+// reduces an equal slab of rows (with the prologue) to one value, then the parts are reduced;
+// kept dims come back by reshape.
+// THREADS-LABEL: func.func private @total_in_parts_kernel_0
+// THREADS: %[[PARTS:.*]] = tensor.empty() : tensor<4xf32>
+// THREADS: %[[R:.*]] = scf.forall (%[[T:.*]]) in (4) shared_outs(%[[SHARED:.*]] = %[[PARTS]])
+// THREADS: %[[FIRST:.*]] = arith.muli %[[T]], %c16
+// THREADS: %[[SLAB:.*]] = tensor.extract_slice %arg0[%[[FIRST]], 0] [16, 300] [1, 1] : tensor<64x300xf32> to tensor<16x300xf32>
+// THREADS: %[[SQ:.*]] = "graph.mul"(%[[SLAB]], %[[SLAB]]) : (tensor<16x300xf32>, tensor<16x300xf32>) -> tensor<16x300xf32>
+// THREADS: %[[PART:.*]] = "graph.reduce_mean"(%[[SQ]]) {axes = array<i64: 0, 1>, keepdims = false} : (tensor<16x300xf32>) -> tensor<f32>
+// THREADS: tensor.parallel_insert_slice %[[PART]] into %[[SHARED]][%[[T]]] [1] [1] : tensor<f32> into tensor<4xf32>
+// THREADS: %[[M:.*]] = "graph.reduce_mean"(%[[R]]) {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+// THREADS: %[[E:.*]] = tensor.expand_shape %[[M]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// THREADS: %[[E2:.*]] = tensor.expand_shape %[[E]] {{\[\[}}0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+// THREADS: return %[[E2]]
+func.func private @total_in_parts_kernel_0(%x: tensor<64x300xf32>) -> tensor<1x1xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", threads = 2 : i64, thread_dim = 0 : i64, chunks = 4 : i64, tile_sizes = array<i64: 0, 0>, vector_size = 8 : i64}} {
+  %0 = "graph.mul"(%x, %x) : (tensor<64x300xf32>, tensor<64x300xf32>) -> tensor<64x300xf32>
+  %1 = "graph.reduce_mean"(%0) {axes = array<i64: 0, 1>, keepdims = true} : (tensor<64x300xf32>) -> tensor<1x1xf32>
+  return %1 : tensor<1x1xf32>
+}
