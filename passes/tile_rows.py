@@ -126,9 +126,7 @@ def _row_loop(kernel: ir.Operation, leading_count: int, chunks: int = 1, thread_
     if any(_sliced_dims(v, full, leading_count) is None for v in aligned):
         return
     if not leading_count:
-        if reduces and chunks > 1 and not per_channel and full.rank and full.shape[0] % chunks:
-            chunks = 1
-        if not reduces or chunks == 1 or per_channel or not full.rank:
+        if not reduces or chunks == 1 or not full.rank or full.shape[0] % chunks:
             return
         with ir.InsertionPoint(terminator), kernel.location:
             value = lb.reshape(_reduce_in_parts(graph_ops, inputs, full, chunks), result.shape)
