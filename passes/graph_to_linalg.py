@@ -659,37 +659,22 @@ def _blocked_transpose(source: ir.Value, perm: list[int], out, desc) -> ir.Value
 def _transpose_blocks_in_parallel(source, perm, dest, full, group, threads: int) -> ir.Value:
     """The whole blocks of `source` transposed into `dest` by an scf.forall whose iterations
     each take an equal part of the input's last dim (a range of the output's rows)."""
-    t, rank = lb.ranked(source), lb.ranked(source).rank
-    along, placed = rank - 1, perm.index(rank - 1)
-    part = full[along] // threads
-    index = ir.IndexType.get()
-    dynamic = ir.ShapedType.get_dynamic_size()
-
-    def piece(value, dim: int, first: ir.Value) -> ir.Value:
-        shape = list(lb.ranked(value).shape)
-        shape[dim] = part
-        offsets = [dynamic if d == dim else 0 for d in range(rank)]
-        piece_type = ir.RankedTensorType.get(shape, t.element_type)
-        return tensor.ExtractSliceOp(
-            piece_type, value, [first], [], [], offsets, shape, [1] * rank
-        ).result
-
+    along = lb.ranked(source).rank - 1
+    placed, part = perm.index(along), full[along] // threads
     forall = scf.ForallOp([0], [threads], [1], [dest])
     with ir.InsertionPoint(forall.body):
-        first = arith.muli(forall.induction_variables[0], lb.scalar(index, part))
+        first = arith.muli(forall.induction_variables[0], lb.scalar(ir.IndexType.get(), part))
         shared = forall.inner_iter_args[0]
         done = _transpose_blocks(
-            piece(source, along, first),
+            lb.slice_along(source, along, first, part),
             perm,
-            piece(shared, placed, first),
+            lb.slice_along(shared, placed, first, part),
             {**full, along: part},
             group,
         )
-        shape = list(lb.ranked(done).shape)
-        offsets = [dynamic if d == placed else 0 for d in range(rank)]
         in_parallel = scf.InParallelOp()
         with ir.InsertionPoint(in_parallel.region.blocks[0]):
-            tensor.ParallelInsertSliceOp(done, shared, [first], [], [], offsets, shape, [1] * rank)
+            lb.parallel_insert_along(done, shared, placed, first)
     return forall.results[0]
 
 

@@ -235,6 +235,27 @@ def insert_slice(source: ir.Value, dest: ir.Value, offsets: Sequence[int]) -> ir
     ).result
 
 
+def slice_along(value: ir.Value, dim: int, first: ir.Value, size: int) -> ir.Value:
+    """`size` elements of `value` along `dim` from the index `first` (a Value: a thread's or
+    a row's), all of it along the other dims."""
+    t = ranked(value)
+    shape = [size if d == dim else extent for d, extent in enumerate(t.shape)]
+    offsets = [ir.ShapedType.get_dynamic_size() if d == dim else 0 for d in range(t.rank)]
+    result = ir.RankedTensorType.get(shape, t.element_type)
+    return tensor.ExtractSliceOp(
+        result, value, [first], [], [], offsets, shape, [1] * t.rank
+    ).result
+
+
+def parallel_insert_along(source: ir.Value, dest: ir.Value, dim: int, first: ir.Value) -> None:
+    """An scf.forall's write of its part `source` into `dest` at index `first` along `dim`
+    (the inverse of `slice_along`), at the current insertion point (an in_parallel block)."""
+    t = ranked(dest)
+    shape = list(ranked(source).shape)
+    offsets = [ir.ShapedType.get_dynamic_size() if d == dim else 0 for d in range(t.rank)]
+    tensor.ParallelInsertSliceOp(source, dest, [first], [], [], offsets, shape, [1] * t.rank)
+
+
 def extract_slice(
     value: ir.Value, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int]
 ) -> ir.Value:

@@ -15,7 +15,8 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   its output rows cut into `tile_sizes` pieces accumulated over the window.
 - `strategy = "rows"`: softmax and the norms (with their prologue): one loop over the rows
   they normalize (--tile-rows), each row's reductions and normalization vectorized; a
-  reduction over the innermost dim likewise (a 1-D one is a single row, with no loop);
+  reduction over the innermost dims likewise (one of every dim is a single row, with no
+  loop, or in parts on several cores);
   attention with short sequences: one loop over (batch, head) pairs, each computed in vectors.
 - `strategy = "loops"`: anything else, lowered to plain loops.
 

@@ -172,7 +172,7 @@ def _reduce_in_parts(graph_ops, inputs, full: ir.RankedTensorType, chunks: int) 
         for value in inputs:
             if value not in values:
                 spans_rows = _sliced_dims(value, full, 1)
-                values[value] = _rows_from(value, first, rows) if spans_rows else value
+                values[value] = lb.slice_along(value, 0, first, rows) if spans_rows else value
         for op in graph_ops:
             attributes = attributes_of(op)
             if op == last:
@@ -207,33 +207,10 @@ def _reduce_in_parts(graph_ops, inputs, full: ir.RankedTensorType, chunks: int) 
     return total.results[0]
 
 
-def _rows_from(value: ir.Value, first: ir.Value, rows: int) -> ir.Value:
-    """Rows [first, first + rows) of `value` along dim 0."""
-    t = ir.RankedTensorType(value.type)
-    shape = [rows, *t.shape[1:]]
-    offsets = [_DYNAMIC] + [0] * (t.rank - 1)
-    return tensor.ExtractSliceOp(
-        ir.RankedTensorType.get(shape, t.element_type),
-        value,
-        [first],
-        [],
-        [],
-        offsets,
-        shape,
-        [1] * t.rank,
-    ).result
-
-
 def _per_channel_operands(graph_ops) -> set:
     """Operands that batch norms index by the channel (dim 1), not aligned as numpy aligns
     operands: their row is the channel's one value."""
     return {v for op in graph_ops if op.name == "graph.batch_norm" for v in op.operands[1:]}
-
-
-def _channel(value: ir.Value, channel: ir.Value) -> ir.Value:
-    t = ir.RankedTensorType(value.type)
-    row_type = ir.RankedTensorType.get([1], t.element_type)
-    return tensor.ExtractSliceOp(row_type, value, [channel], [], [], [_DYNAMIC], [1], [1]).result
 
 
 class _FlatRows:
@@ -346,7 +323,7 @@ class _RowBody:
             rows = {}
             for value in self.inputs:
                 if value in self.per_channel:
-                    rows[value] = _channel(value, indices[1])
+                    rows[value] = lb.slice_along(value, 0, indices[1], 1)
                 elif value not in rows:
                     source = self.flat.values[value] if self.flat else value
                     sliced = _sliced_dims(source, self.full, self.leading_count)
@@ -374,26 +351,17 @@ class _RowBody:
 
 def _forall_over_chunks(body: _RowBody, init: ir.Value, leading: list[int], chunks: int, dim: int):
     """scf.forall (%t) in (chunks): rows [t*c, (t+1)*c) of leading dim `dim`, c each."""
-    index = ir.IndexType.get()
     chunk = leading[dim] // chunks
-    result = ir.RankedTensorType(init.type)
-    shape = list(result.shape)
-    chunk_shape = [chunk if d == dim else size for d, size in enumerate(shape)]
-    offsets = [_DYNAMIC if d == dim else 0 for d in range(len(shape))]
     forall = scf.ForallOp([0], [chunks], [1], [init])
     with ir.InsertionPoint(forall.body):
+        index = ir.IndexType.get()
         first = arith.MulIOp(forall.induction_variables[0], lb.scalar(index, chunk)).result
         shared = forall.inner_iter_args[0]
-        part_type = ir.RankedTensorType.get(chunk_shape, result.element_type)
-        part = tensor.ExtractSliceOp(
-            part_type, shared, [first], [], [], offsets, chunk_shape, [1] * len(shape)
-        ).result
-        done = body.loop(part, chunk_shape[: len(leading)], (dim, first))
+        part = lb.slice_along(shared, dim, first, chunk)
+        done = body.loop(part, list(lb.ranked(part).shape[: len(leading)]), (dim, first))
         in_parallel = scf.InParallelOp()
         with ir.InsertionPoint(in_parallel.region.blocks[0]):
-            tensor.ParallelInsertSliceOp(
-                done, shared, [first], [], [], offsets, chunk_shape, [1] * len(shape)
-            )
+            lb.parallel_insert_along(done, shared, dim, first)
     return forall.results[0]
 
 
