@@ -124,6 +124,8 @@ CONVS = [
     (1, 256, 14, 14, 64, 1, 1, 0, 1),  # 1x1 projection
     (1, 64, 56, 56, 64, 3, 1, 1, 1),  # ResNet 3x3
     (1, 64, 56, 56, 128, 3, 2, 1, 1),  # strided 3x3
+    (1, 128, 28, 28, 128, 3, 1, 1, 1),  # 784 columns: packed in blocks of 112
+    (1, 512, 28, 28, 256, 1, 1, 0, 1),  # the input itself packed in blocks of 112
     (1, 16, 55, 55, 64, 3, 1, 1, 1),  # SqueezeNet's expand 3x3: odd rows, 3025 columns
     (1, 512, 13, 13, 1000, 1, 1, 0, 1),  # SqueezeNet's classifier: 169 columns
     (1, 3, 224, 224, 64, 7, 2, 3, 1),  # a stem

@@ -160,6 +160,17 @@ func.func @conv(%x: tensor<2x3x16x16xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<2
 
 // -----
 
+// B larger than L2 whose N no 256-wide block divides (784 patches of a 28x28 map) is packed in
+// narrower blocks that divide it: 7 micro-panels of 16.
+// V3-LABEL: func.func private @conv_28x28_kernel_0
+// V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 112, 192>
+func.func @conv_28x28(%x: tensor<1x128x28x28xf32>, %w: tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32> {
+  %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x128x28x28xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32>
+  return %0 : tensor<1x128x28x28xf32>
+}
+
+// -----
+
 // On 2 cores, memory-bound kernels that move enough split their outer dim over both, in up
 // to 4 chunks per thread that divide it evenly (the threads claim chunks as they get free);
 // comparisons vectorize like the f32 chains, their bools stored as bytes.
