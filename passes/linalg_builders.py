@@ -201,25 +201,35 @@ def delinearize(flat: ir.Value, dims: Sequence[int]) -> list[ir.Value]:
 
 def pad(value: ir.Value, low: Sequence[int], high: Sequence[int], pad_value: ir.Value) -> ir.Value:
     """`value` with `low`/`high` elements of `pad_value` around each dim; `value` itself when
-    there is nothing to pad. Only the border is filled, slab by slab (dim d's slabs span the
-    interior of the dims before it and all of the dims after it: each element once), and the
-    value inserted: tensor.pad bufferizes to a fill of the whole buffer before the copy, which
-    doubled a depthwise conv's memory traffic."""
+    there is nothing to pad. Only the border is filled (`bordered`) and the value inserted:
+    tensor.pad bufferizes to a fill of the whole buffer before the copy, which doubled a
+    depthwise conv's memory traffic."""
     if not any(low) and not any(high):
         return value
     t = ranked(value)
-    shape = [d + lo + hi for d, lo, hi in zip(t.shape, low, high, strict=True)]
-    result = empty(shape, t.element_type)
-    for dim in range(t.rank):
-        for start, size in ((0, low[dim]), (low[dim] + t.shape[dim], high[dim])):
+    return insert_slice(value, bordered(t.shape, low, high, pad_value), list(low))
+
+
+def bordered(
+    interior: Sequence[int], low: Sequence[int], high: Sequence[int], pad_value: ir.Value
+) -> ir.Value:
+    """A tensor of `interior` with `low`/`high` elements around each dim, whose border alone
+    is filled with `pad_value`, slab by slab (dim d's slabs span the interior of the dims
+    before it and all of the dims after it: each element once); the interior is left for the
+    caller to write."""
+    rank = len(interior)
+    shape = [d + lo + hi for d, lo, hi in zip(interior, low, high, strict=True)]
+    result = empty(shape, pad_value.type)
+    for dim in range(rank):
+        for start, size in ((0, low[dim]), (low[dim] + interior[dim], high[dim])):
             if not size:
                 continue
-            offsets = [low[d] if d < dim else 0 for d in range(t.rank)]
-            sizes = [t.shape[d] if d < dim else shape[d] for d in range(t.rank)]
+            offsets = [low[d] if d < dim else 0 for d in range(rank)]
+            sizes = [interior[d] if d < dim else shape[d] for d in range(rank)]
             offsets[dim], sizes[dim] = start, size
-            slab = extract_slice(result, offsets, sizes, [1] * t.rank)
+            slab = extract_slice(result, offsets, sizes, [1] * rank)
             result = insert_slice(linalg.fill(pad_value, outs=[slab]), result, offsets)
-    return insert_slice(value, result, list(low))
+    return result
 
 
 def transpose(value: ir.Value, perm: Sequence[int]) -> ir.Value:

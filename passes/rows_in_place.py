@@ -73,6 +73,8 @@ def _view_offsets(
     temp: ir.MemRefType, read: VectorAccess, store: VectorAccess
 ) -> list[ir.Value | int] | None:
     """Where `temp` lies in the stored buffer, from a load of the last stretch and its store."""
+    if len(read.indices) != len(store.indices):  # a temporary of another rank (phases of rows)
+        return None
     offsets = []
     for dim, (at_temp, at_out) in enumerate(zip(read.indices, store.indices, strict=True)):
         if at_temp == at_out:

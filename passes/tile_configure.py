@@ -11,8 +11,8 @@ Every kernel function (`tile.kernel`, made by --graph-fuse) gets a `tile.config`
   A batched matmul (attention's scores and weighted values) is blocked per batch the same
   way, unpacked; its `threads` split the batches.
 - `strategy = "elementwise"`: an f32 elementwise chain (comparisons and logic on i1 too),
-  vectorized along the innermost dim in `vector_size`-wide steps; a depthwise conv likewise,
-  its output rows cut into `tile_sizes` pieces accumulated over the window.
+  vectorized along the innermost dim in `vector_size`-wide steps; a depthwise conv and a pool
+  likewise, their output rows cut into `tile_sizes` pieces accumulated over the window.
 - `strategy = "rows"`: softmax and the norms (with their prologue): one loop over the rows
   they normalize (--tile-rows), each row's reductions and normalization vectorized; a
   reduction over the innermost dims likewise (one of every dim is a single row, with no
@@ -257,22 +257,29 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
 
 
 def _depthwise_config(desc, conv: ir.Operation) -> dict | None:
-    """A conv of one input channel per group (depthwise: MobileNet's 3x3, ConvNeXt's 7x7):
-    tiles of R output rows by W columns, R x W/lanes accumulators kept in registers over the
-    window's taps (as plain loops each output was a chain of dependent FMAs). W is a
-    power-of-two number of vectors where the rows are whole vectors: LLVM splits a vector of
-    7 (56 floats) into scalar loads and lane inserts (ConvNeXt's 7x7 on 56x56 at 14 GFLOP/s,
-    against 41 for 64 columns); narrower rows are one tile row each, whole."""
+    """A conv of one input channel per group (depthwise: MobileNet's 3x3, ConvNeXt's 7x7)."""
     weight = ir.RankedTensorType(conv.operands[1].type).shape
-    _, _, oh, ow = ir.RankedTensorType(conv.results[0].type).shape
-    strides = (
-        list(ir.DenseI64ArrayAttr(conv.attributes["strides"]))
-        if "strides" in conv.attributes
-        else [1, 1]
-    )
     # A strided row would be a gather.
-    if weight[1] != 1 or strides != [1, 1]:
+    if weight[1] != 1 or _strides(conv) != [1, 1]:
         return None
+    return _window_config(desc, conv)
+
+
+def _strides(op: ir.Operation) -> list[int]:
+    if "strides" not in op.attributes:
+        return [1, 1]
+    return list(ir.DenseI64ArrayAttr(op.attributes["strides"]))
+
+
+def _window_config(desc, op: ir.Operation) -> dict:
+    """A window op (a depthwise conv, a pool): tiles of R output rows by W columns, R x
+    W/lanes accumulators kept in registers over the window's taps (as plain loops each output
+    was a chain of dependent FMAs). W is a power-of-two number of vectors where the rows are
+    whole vectors: LLVM splits a vector of 7 (56 floats) into scalar loads and lane inserts
+    (ConvNeXt's 7x7 on 56x56 at 14 GFLOP/s, against 41 for 64 columns); narrower rows are one
+    tile row each, whole. With a vertical stride, a tile is one row (its rows would be
+    strided reads)."""
+    _, channels, oh, ow = ir.RankedTensorType(op.results[0].type).shape
     lanes = desc.vector_lanes_f32
     if ow % lanes == 0:
         width = lanes * (2 if ow % (2 * lanes) == 0 else 1)
@@ -281,9 +288,11 @@ def _depthwise_config(desc, conv: ir.Operation) -> dict | None:
     else:
         width = ow if ow <= 8 * lanes else largest_divisor(ow, 8 * lanes)
         rows = 1
+    if _strides(op)[0] != 1:
+        rows = 1
     config = {"strategy": "elementwise", "tile_sizes": [1, 1, rows, width], "vector_size": lanes}
-    channels = ir.RankedTensorType(conv.results[0].type).shape[1]
-    moved = 8 * math.prod(ir.RankedTensorType(conv.results[0].type).shape)  # in and out
+    source = math.prod(ir.RankedTensorType(op.operands[0].type).shape)
+    moved = 4 * (source + math.prod(ir.RankedTensorType(op.results[0].type).shape))
     threads = memory_threads(desc, moved, channels, 1)
     if threads > 1:  # chunks of the channels, claimed by the threads
         config.update(threads=threads, thread_dim=1, chunks=_chunks(threads, moved, channels, 1))
@@ -418,6 +427,8 @@ def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         return loops
     if kind == "convolution" and root.name == "graph.conv2d":
         return _conv_config(desc, root) or _depthwise_config(desc, root) or loops
+    if root.name in ("graph.max_pool2d", "graph.avg_pool2d"):
+        return _window_config(desc, root)
     if root.name in ("graph.softmax", "graph.layer_norm", "graph.rms_norm"):
         shape = ir.RankedTensorType(root.results[0].type).shape
         if len(shape) < 2 or _row_start(root) == 0:

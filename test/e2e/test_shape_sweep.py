@@ -184,6 +184,57 @@ def test_conv2d(n, c, h, w, o, kernel, stride, pad, groups, cores):
     check(compile_for(text, cores)(x, weight, bias), expected)
 
 
+# (batch, channels, height, width, kind, kernel, stride, padding (top, left, bottom, right))
+POOLS = [
+    (1, 64, 112, 112, "max", 3, 2, (1, 1, 1, 1)),  # ResNet's stem pool
+    (1, 96, 109, 109, "max", 3, 2, (0, 0, 0, 0)),  # SqueezeNet's: rows of 109 (a tail of 13)
+    (1, 256, 27, 27, "max", 3, 2, (0, 0, 0, 0)),
+    (1, 64, 56, 56, "max", 3, 1, (1, 1, 1, 1)),
+    (1, 8, 20, 50, "max", 2, 2, (0, 0, 0, 0)),  # VGG's 2x2
+    (2, 16, 31, 37, "avg", 3, 2, (1, 1, 1, 1)),  # two images, odd sizes, padded divisors
+    (1, 4, 17, 29, "max", 5, 3, (2, 2, 1, 2)),  # stride 3, a left pad of 2 phases' worth
+    (1, 12, 15, 16, "avg", 3, 3, (0, 1, 2, 1)),
+    (1, 2048, 7, 7, "avg", 7, 1, (0, 0, 0, 0)),  # a global pool as a window
+    (1, 3, 1, 1, "max", 1, 2, (0, 0, 0, 0)),
+]
+
+
+def pool_reference(x, kind, kernel, stride, padding):
+    top, left, bottom, right = padding
+    fill = -np.inf if kind == "max" else 0.0
+    xp = np.pad(
+        x.astype(np.float64), ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill
+    )
+    windows = np.lib.stride_tricks.sliding_window_view(xp, (kernel, kernel), axis=(2, 3))
+    windows = windows[:, :, ::stride, ::stride]
+    if kind == "max":
+        return windows.max(axis=(4, 5))
+    ones = np.pad(np.ones(x.shape[2:]), ((top, bottom), (left, right)))
+    counts = np.lib.stride_tricks.sliding_window_view(ones, (kernel, kernel))[::stride, ::stride]
+    return windows.sum(axis=(4, 5)) / counts.sum(axis=(2, 3))
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("n,c,h,w,kind,kernel,stride,padding", POOLS)
+def test_pool(n, c, h, w, kind, kernel, stride, padding, cores):
+    """Pools are window ops vectorized along output rows; a horizontal stride reads the
+    input split into phases (tails of rows, left pads that are not whole phases)."""
+    rng = np.random.default_rng(c + h + w)
+    x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+    expected = pool_reference(x, kind, kernel, stride, padding)
+    attrs = (
+        f"kernel = array<i64: {kernel}, {kernel}>, strides = array<i64: {stride}, {stride}>, "
+        f"padding = array<i64: {', '.join(map(str, padding))}>"
+    )
+    t_in, t_out = tensor_type(x.shape), tensor_type(expected.shape)
+    text = function(
+        [("x", list(x.shape))],
+        [f'%r = "graph.{kind}_pool2d"(%x) {{{attrs}}} : ({t_in}) -> {t_out}'],
+        list(expected.shape),
+    )
+    check(compile_for(text, cores)(x), expected, rtol=1e-6)
+
+
 def softmax(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)

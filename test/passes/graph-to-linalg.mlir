@@ -112,15 +112,46 @@ func.func @conv_padded_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b
 
 // -----
 
+// A pool is a generic over the output's dims, then the window's, of the input padded with
+// -inf (only the border filled). With a stride along rows, the input is first split into
+// phases (even and odd columns: shuffles of vector runs); the left pad of one column grows to
+// a whole phase element. Each phase's taps are a generic of their own, reading a slice of
+// one phase, so a tap's run is contiguous.
+// CHECK-DAG: #[[TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 + d5)>
+// CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
 // CHECK-LABEL: func.func @max_pool_pads_with_lowest
-// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x3x1x9xf32>)
-// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x3x8x1xf32>)
-// CHECK: tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 3, 8, 8]
-// CHECK: linalg.pooling_nchw_max
+// CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x3x4x4xf32>)
+// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x3x1x2x5xf32>)
+// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x3x8x2x1xf32>)
+// CHECK: %[[PHASES:.*]] = scf.for
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x3x8x8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %{{.*}} [0, 2, 4, 6]
+// CHECK: vector.transfer_write {{.*}} : vector<4xf32>, tensor<1x3x9x2x5xf32>
+// CHECK: vector.shuffle %{{.*}} [1, 3, 5, 7]
+// CHECK: %[[EVEN:.*]] = tensor.extract_slice %[[PHASES]][0, 0, 0, 0, 1] [1, 3, 9, 1, 4]
+// CHECK: %[[FIRST:.*]] = linalg.generic {indexing_maps = [#[[TAPS]], #[[WINDOW]], {{.*}}]{{.*}} ins(%[[EVEN]], %{{.*}} : tensor<1x3x9x4xf32>, tensor<2x1xf32>) outs(%[[INIT]]
+// CHECK: arith.maximumf
+// CHECK: %[[ODD:.*]] = tensor.extract_slice %[[PHASES]][0, 0, 0, 1, 0] [1, 3, 9, 1, 5]
+// CHECK: linalg.generic {{.*}} ins(%[[ODD]], %{{.*}} : tensor<1x3x9x5xf32>, tensor<2x1xf32>) outs(%[[FIRST]]
 func.func @max_pool_pads_with_lowest(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
   %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
   return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// Without a stride along rows, the taps read the padded input itself.
+// CHECK-DAG: #[[TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 + d5)>
+// CHECK-LABEL: func.func @avg_pool_sums_windows
+// CHECK: %[[PADDED:.*]] = tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 2, 6, 6]
+// CHECK: %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[TAPS]], {{.*}}]{{.*}} ins(%[[PADDED]], %{{.*}} : tensor<1x2x8x8xf32>, tensor<3x3xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%[[SUMS]]
+// CHECK: arith.divf
+func.func @avg_pool_sums_windows(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32> {
+  %0 = "graph.avg_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32>
+  return %0 : tensor<1x2x3x6xf32>
 }
 
 // -----

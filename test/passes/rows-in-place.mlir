@@ -79,7 +79,8 @@ func.func private @with_remainder(%x: memref<8x1000xf32>, %y: memref<8x1000xf32>
 
 // Left alone: the last loop writes half the row (the view would hand the other half's
 // temporaries to the result); the result is read before the last loop; the temporary is read
-// after an overwriting store; the store shifts the columns.
+// after an overwriting store; the store shifts the columns; the temporary has another rank
+// than the result (a pool's input split into phases).
 // CHECK-LABEL: func.func private @half_row
 // CHECK: memref.alloc
 // CHECK-LABEL: func.func private @result_read_before
@@ -87,6 +88,8 @@ func.func private @with_remainder(%x: memref<8x1000xf32>, %y: memref<8x1000xf32>
 // CHECK-LABEL: func.func private @read_after_overwrite
 // CHECK: memref.alloc
 // CHECK-LABEL: func.func private @shifted
+// CHECK: memref.alloc
+// CHECK-LABEL: func.func private @other_rank
 // CHECK: memref.alloc
 func.func private @half_row(%x: memref<8x1024xf32>, %y: memref<8x1024xf32>, %r: index) {
   %c0 = arith.constant 0 : index
@@ -151,5 +154,14 @@ func.func private @shifted(%x: memref<8x1088xf32>, %y: memref<8x1088xf32>, %r: i
     %k1 = arith.addi %k, %c64 : index
     vector.store %e, %y[%r, %k1] : memref<8x1088xf32>, vector<64xf32>
   }
+  return
+}
+func.func private @other_rank(%x: memref<1x1x2x2xf32>, %y: memref<1x1x1x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = memref.alloc() : memref<1x1x2x2x1xf32>
+  %v = vector.load %x[%c0, %c0, %c0, %c0] : memref<1x1x2x2xf32>, vector<1xf32>
+  vector.store %v, %t[%c0, %c0, %c0, %c0, %c0] : memref<1x1x2x2x1xf32>, vector<1xf32>
+  %e = vector.load %t[%c0, %c0, %c0, %c0, %c0] : memref<1x1x2x2x1xf32>, vector<1xf32>
+  vector.store %e, %y[%c0, %c0, %c0, %c0] : memref<1x1x1x1xf32>, vector<1xf32>
   return
 }

@@ -126,6 +126,20 @@ func.func @depthwise(%x: tensor<1x96x56x56xf32>, %w: tensor<96x1x7x7xf32>, %y: t
 
 // -----
 
+// Pools are window kernels tiled as depthwise convs are; with a stride along columns their
+// input is split into phases (--graph-to-linalg), along rows a tile is one output row.
+// V3-LABEL: func.func private @pools_kernel_0
+// V3-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 1, 8>, vector_size = 8 : i64}
+// V3-LABEL: func.func private @pools_kernel_1
+// V3-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 4, 16>, vector_size = 8 : i64}
+func.func @pools(%x: tensor<1x64x112x112xf32>, %y: tensor<1x16x32x32xf32>) -> (tensor<1x64x56x56xf32>, tensor<1x16x32x32xf32>) {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
+  %1 = "graph.avg_pool2d"(%y) {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  return %0, %1 : tensor<1x64x56x56xf32>, tensor<1x16x32x32xf32>
+}
+
+// -----
+
 // On 2 cores a depthwise conv that moves enough splits its channels, in chunks the threads
 // claim.
 // CORES-LABEL: func.func private @depthwise_threads_kernel_0
