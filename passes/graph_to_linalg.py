@@ -319,14 +319,18 @@ def lower_conv2d(op):
     out = _out(op)
     element = out.element_type
     top, left, bottom, right = op.padding
-    x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], lb.scalar(element, 0))
-    init = lb.filled(out.shape, element, lb.scalar(element, 0))
-    if op.groups == 1:
-        conv = linalg.conv_2d_nchw_fchw(
-            x, op.weight, outs=[init], strides=op.strides, dilations=op.dilations
-        )
+    zero = lb.scalar(element, 0)
+    init = lb.filled(out.shape, element, zero)
+    if _phased_depthwise(op):
+        conv = _phased_windows(op, zero, lb.ranked(op.weight).shape[3], _depthwise_taps(op), init)
     else:
-        conv = _grouped_conv(op, x, init)
+        x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], zero)
+        if op.groups == 1:
+            conv = linalg.conv_2d_nchw_fchw(
+                x, op.weight, outs=[init], strides=op.strides, dilations=op.dilations
+            )
+        else:
+            conv = _grouped_conv(op, x, init)
     if op.bias is None:
         return conv
     return lb.generic(
@@ -336,6 +340,43 @@ def lower_conv2d(op):
         [lb.PARALLEL] * 4,
         lambda c, b, _: add(c, b),
     )
+
+
+def _phased_depthwise(op) -> bool:
+    """A depthwise conv (one input channel per group) of horizontal stride > 1, on a CPU: its
+    input split into phases, its taps read contiguous runs (strided, they were gathers)."""
+    in_per_group = lb.ranked(op.weight).shape[1]
+    return (
+        op.groups > 1
+        and in_per_group == 1
+        and op.strides[1] > 1
+        and op.dilations[1] == 1
+        and not _for_gpu(op)
+    )
+
+
+def _depthwise_taps(op):
+    """`_phased_windows`' phase_taps for a depthwise conv: the weights of a phase's taps
+    (every s-th column of the window from `first`) times its elements."""
+    weight = lb.ranked(op.weight)
+    out_per_group = weight.shape[0] // op.groups
+    n, o, oy, ox, c, kh, kw = (ir.AffineDimExpr.get(i) for i in range(7))
+    channel = ir.AffineFloorDivExpr.get(o, ir.AffineConstantExpr.get(out_per_group)) + c
+    sh, sw = op.strides
+    dh = op.dilations[0]
+
+    def phase_taps(x_phase, first: int, count: int, result):
+        sizes = [weight.shape[0], 1, weight.shape[2], count]
+        taps = lb.extract_slice(op.weight, [0, 0, 0, first], sizes, [1, 1, 1, sw])
+        return lb.generic(
+            [x_phase, taps],
+            result,
+            [[n, channel, oy * sh + kh * dh, ox + kw], [o, c, kh, kw], [n, o, oy, ox]],
+            [lb.PARALLEL] * 4 + [lb.REDUCTION] * 3,
+            lambda a, b, acc: add(acc, mul(a, b)),
+        )
+
+    return phase_taps
 
 
 def _grouped_conv(op, x, init):
@@ -417,23 +458,38 @@ def _pooled(op, pad_value: ir.Value, combine, named) -> ir.Value:
     if sw == 1:
         x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], pad_value)
         return taps(x, op.kernel, [n, c, oy * sh + kh, ox + kw], init)
+
+    def phase_taps(x_phase, first: int, count: int, result):
+        return taps(x_phase, [height, count], [n, c, oy * sh + kh, ox + kw], result)
+
+    return _phased_windows(op, pad_value, width, phase_taps, init)
+
+
+def _phased_windows(op, pad_value: ir.Value, width: int, phase_taps, init: ir.Value) -> ir.Value:
+    """A window op of horizontal stride s > 1 (a pool, a depthwise conv) over its input split
+    into s phases (strided_windows.deinterleaved): `phase_taps(x_phase, first, count, result)`
+    builds the generic of the taps first, first + s, ... (`count` of a window `width` wide)
+    that phase `x_phase` holds, where tap first + s*i of output column ox is x_phase's
+    element ox + i, accumulating into `result` (`init` for the first)."""
+    stride = op.strides[1]
     desc = _target(op)
     lanes, threads = 8, 1
     if desc is not None:
         channels = lb.ranked(op.input).shape[1]
         moved = 8 * math.prod(lb.ranked(op.input).shape)  # read, then written
         lanes, threads = desc.vector_lanes_f32, memory_threads(desc, moved, channels, 1)
-    x, shift = strided_windows.deinterleaved(op.input, op.padding, sw, pad_value, lanes, threads)
+    x, shift = strided_windows.deinterleaved(
+        op.input, op.padding, stride, pad_value, lanes, threads
+    )
     result = init
-    for phase in range(sw):
-        # Taps kw with (kw + shift) mod sw = phase: first, first + sw, ...; tap first + sw*i
-        # of output column ox is element ox + i + (first + shift) div sw of the phase.
-        first = (phase - shift) % sw
-        count = -(-(width - first) // sw)
-        if count <= 0:
-            continue
-        taps_from = _phase(x, phase, (first + shift) // sw)
-        result = taps(taps_from, [height, count], [n, c, oy * sh + kh, ox + kw], result)
+    for phase in range(stride):
+        # Taps kw with (kw + shift) mod s = phase: first, first + s, ...; tap first + s*i of
+        # output column ox is element ox + i + (first + shift) div s of the phase.
+        first = (phase - shift) % stride
+        count = -(-(width - first) // stride)
+        if count > 0:
+            x_phase = _phase(x, phase, (first + shift) // stride)
+            result = phase_taps(x_phase, first, count, result)
     return result
 
 

@@ -68,66 +68,65 @@ def deinterleaved(
 
 def _split_rows(x, dest, stride: int, origin, pad_value, lanes: int) -> ir.Value:
     """`dest` with every row of `x` split into its phases at `origin` (row, phase element):
-    in runs of `lanes` elements a phase, then what is left of the row."""
+    a loop over the rows, each in runs of `lanes` elements a phase, then what is left."""
     n, c, h, w = lb.ranked(x).shape
+    index = ir.IndexType.get()
     chunk = lanes * stride
     runs, tail = divmod(w, chunk)
-    if runs:
-        dest = _split_runs(x, dest, [n, c, h, runs], chunk, stride, origin, pad_value)
-    if tail:
-        dest = _split_runs(x, dest, [n, c, h, 1], tail, stride, origin, pad_value, runs * chunk)
-    return dest
+    top, first = origin
+    rows = lb.loop_over([n, c, h], dest)
+    with ir.InsertionPoint(rows.body):
+        image, channel, row = lb.delinearize(rows.induction_variable, [n, c, h])
+        source = (image, channel, row)
+        target = (image, channel, arith.addi(row, lb.scalar(index, top)))
+        result = rows.inner_iter_args[0]
+        if runs:
+            bounds = [lb.scalar(index, bound) for bound in (0, runs, 1)]
+            loop = scf.ForOp(*bounds, [result])
+            with ir.InsertionPoint(loop.body):
+                k = loop.induction_variable
+                column = arith.muli(k, lb.scalar(index, chunk))
+                start = arith.addi(arith.muli(k, lb.scalar(index, lanes)), lb.scalar(index, first))
+                done = loop.inner_iter_args[0]
+                done = _split_run(x, done, source, target, column, start, chunk, stride, pad_value)
+                scf.YieldOp([done])
+            result = loop.results[0]
+        if tail:
+            column, start = lb.scalar(index, runs * chunk), lb.scalar(index, first + runs * lanes)
+            result = _split_run(x, result, source, target, column, start, tail, stride, pad_value)
+        scf.YieldOp([result])
+    return rows.results[0]
 
 
-def _split_runs(
-    x: ir.Value,
-    dest: ir.Value,
-    counts: list[int],
-    run: int,
-    stride: int,
-    origin: tuple[int, int],
-    pad_value: ir.Value,
-    at: int = 0,
-) -> ir.Value:
-    """`dest` with the runs of `run` columns of each row of `x` (the last of `counts` of them
-    per row, from column `at`) split into their phases at `origin` (row, phase element). A
+def _split_run(x, dest, source, target, column, start, run: int, stride: int, pad_value):
+    """`dest` with the `run` columns of `x` at `source` (image, channel, row) from `column`
+    split into their phases at `target` (image, channel, row), from phase element `start`. A
     run that is not whole phase elements is completed with `pad_value`."""
     index = ir.IndexType.get()
     element = lb.ranked(x).element_type
-    top, first = origin
+    values = vector.TransferReadOp(
+        ir.VectorType.get([run], element),
+        x,
+        [*source, column],
+        _minor(4),
+        lb.scalar(element, 0),
+        _in_bounds(),
+    ).result
+    border = vector.broadcast(ir.VectorType.get([run], element), pad_value)
     per_phase = -(-run // stride)
-    loop = lb.loop_over(counts, dest)
-    with ir.InsertionPoint(loop.body):
-        n, c, h, k = lb.delinearize(loop.induction_variable, counts)
-        column = arith.addi(arith.muli(k, lb.scalar(index, run)), lb.scalar(index, at))
-        values = vector.TransferReadOp(
-            ir.VectorType.get([run], element),
-            x,
-            [n, c, h, column],
-            _minor(4),
-            lb.scalar(element, 0),
+    for phase in range(stride):
+        # Lanes past the run come from `border` (the second shuffle operand).
+        lanes = [min(phase + stride * i, run + phase) for i in range(per_phase)]
+        part = vector.shuffle(values, border, lanes)
+        dest = vector.TransferWriteOp(
+            dest.type,
+            part,
+            dest,
+            [*target, lb.scalar(index, phase), start],
+            _minor(5),
             _in_bounds(),
         ).result
-        row = arith.addi(h, lb.scalar(index, top))
-        start = arith.addi(
-            arith.muli(k, lb.scalar(index, per_phase)), lb.scalar(index, first + at // stride)
-        )
-        result = loop.inner_iter_args[0]
-        border = vector.broadcast(ir.VectorType.get([run], element), pad_value)
-        for phase in range(stride):
-            # Lanes past the run come from `border` (the second shuffle operand).
-            lanes = [min(phase + stride * i, run + phase) for i in range(per_phase)]
-            part = vector.shuffle(values, border, lanes)
-            result = vector.TransferWriteOp(
-                result.type,
-                part,
-                result,
-                [n, c, row, lb.scalar(index, phase), start],
-                _minor(5),
-                _in_bounds(),
-            ).result
-        scf.YieldOp([result])
-    return loop.results[0]
+    return dest
 
 
 def _minor(rank: int) -> ir.AffineMap:

@@ -259,16 +259,20 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
 def _depthwise_config(desc, conv: ir.Operation) -> dict | None:
     """A conv of one input channel per group (depthwise: MobileNet's 3x3, ConvNeXt's 7x7)."""
     weight = ir.RankedTensorType(conv.operands[1].type).shape
-    # A strided row would be a gather.
-    if weight[1] != 1 or _strides(conv) != [1, 1]:
+    if weight[1] != 1:
+        return None
+    # A strided row is read from the input split into phases (--graph-to-linalg), unless the
+    # window is dilated too: its taps would be gathers.
+    if _pair(conv, "strides")[1] > 1 and _pair(conv, "dilations")[1] != 1:
         return None
     return _window_config(desc, conv)
 
 
-def _strides(op: ir.Operation) -> list[int]:
-    if "strides" not in op.attributes:
+def _pair(op: ir.Operation, name: str) -> list[int]:
+    """A window op's [h, w] attribute (strides, dilations): [1, 1] where it is left out."""
+    if name not in op.attributes:
         return [1, 1]
-    return list(ir.DenseI64ArrayAttr(op.attributes["strides"]))
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
 def _window_config(desc, op: ir.Operation) -> dict:
@@ -288,7 +292,7 @@ def _window_config(desc, op: ir.Operation) -> dict:
     else:
         width = ow if ow <= 8 * lanes else largest_divisor(ow, 8 * lanes)
         rows = 1
-    if _strides(op)[0] != 1:
+    if _pair(op, "strides")[0] != 1:
         rows = 1
     config = {"strategy": "elementwise", "tile_sizes": [1, 1, rows, width], "vector_size": lanes}
     source = math.prod(ir.RankedTensorType(op.operands[0].type).shape)

@@ -131,6 +131,10 @@ CONVS = [
     (1, 3, 224, 224, 64, 7, 2, 3, 1),  # a stem
     (1, 96, 28, 28, 96, 3, 1, 1, 96),  # depthwise
     (1, 144, 28, 28, 144, 3, 2, 1, 144),  # strided depthwise
+    (1, 96, 112, 112, 96, 3, 2, 1, 96),  # MobileNetV2's first strided depthwise
+    (1, 240, 28, 28, 240, 5, 2, 2, 240),  # EfficientNet's 5x5 of stride 2
+    (1, 32, 57, 57, 64, 3, 2, 1, 32),  # strided, two outputs per channel, an odd width
+    (2, 8, 15, 23, 8, 3, 3, 1, 8),  # stride 3 on two images
     (1, 96, 56, 56, 96, 7, 1, 3, 96),  # ConvNeXt's depthwise 7x7
     (2, 24, 14, 14, 24, 5, 1, 2, 24),  # depthwise on two images
     (1, 16, 20, 20, 32, 3, 1, 1, 16),  # depthwise, two outputs per channel

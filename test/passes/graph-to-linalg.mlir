@@ -156,6 +156,27 @@ func.func @avg_pool_sums_windows(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32>
 
 // -----
 
+// A depthwise conv of stride 2 reads its input split into phases, as pools do: the taps of
+// each phase are a generic of their own, with every other column of the weights.
+// CHECK-DAG: #[[TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 * 2 + d5, d3 + d6)>
+// CHECK-DAG: #[[WEIGHTS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-LABEL: func.func @strided_depthwise
+// CHECK: %[[PHASES:.*]] = scf.for
+// CHECK: vector.shuffle %{{.*}} [0, 2, 4, 6]
+// CHECK: vector.shuffle %{{.*}} [1, 3, 5, 7]
+// CHECK: %[[EVEN:.*]] = tensor.extract_slice %[[PHASES]][0, 0, 0, 0, 1] [1, 4, 10, 1, 5]
+// CHECK: %[[MIDDLE:.*]] = tensor.extract_slice %arg1[0, 0, 0, 1] [4, 1, 3, 1] [1, 1, 1, 2]
+// CHECK: %[[FIRST:.*]] = linalg.generic {indexing_maps = [#[[TAPS]], #[[WEIGHTS]], {{.*}}]{{.*}} ins(%[[EVEN]], %[[MIDDLE]] :
+// CHECK: %[[ODD:.*]] = tensor.extract_slice %[[PHASES]][0, 0, 0, 1, 0] [1, 4, 10, 1, 6]
+// CHECK: %[[OUTER:.*]] = tensor.extract_slice %arg1[0, 0, 0, 0] [4, 1, 3, 2] [1, 1, 1, 2]
+// CHECK: linalg.generic {{.*}} ins(%[[ODD]], %[[OUTER]] : {{.*}}) outs(%[[FIRST]]
+func.func @strided_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = "graph.conv2d"(%x, %w) {groups = 4 : i64, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
 // The stable form: max-reduce (with no NaNs: a NaN still reaches every output of its row
 // through its exponential), exp(x - max) allowed to flush results under 2^-126 (afn), sum-reduce, one
 // reciprocal per row (a named op, so that elementwise fusion does not compute it per element),

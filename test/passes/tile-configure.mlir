@@ -106,22 +106,25 @@ func.func @reductions(%x: tensor<64x768xf32>, %y: tensor<2x8x1000xf32>, %v: tens
 
 // A depthwise conv (one input channel per group) is an elementwise kernel: tiles of output
 // rows by one or two vectors (8 accumulators of 16 registers), accumulated over the window;
-// rows that are not whole vectors are one tile row, whole. Strided, its rows would be
-// gathers: plain loops.
+// rows that are not whole vectors are one tile row, whole. Strided, a tile is one output row
+// (its input split into phases by --graph-to-linalg); strided and dilated, plain loops.
 // V3-LABEL: func.func private @depthwise_kernel_0
 // V3-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 8, 8>, vector_size = 8 : i64}
 // V3-LABEL: func.func private @depthwise_kernel_1
 // V3-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 4, 16>, vector_size = 8 : i64}
 // V3-LABEL: func.func private @depthwise_kernel_2
-// V3-SAME: tile.config = {strategy = "loops"}
+// V3-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 1, 8>, vector_size = 8 : i64}
 // V3-LABEL: func.func private @depthwise_kernel_3
 // V3-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 1, 14>, vector_size = 8 : i64}
-func.func @depthwise(%x: tensor<1x96x56x56xf32>, %w: tensor<96x1x7x7xf32>, %y: tensor<1x32x112x112xf32>, %v: tensor<32x1x3x3xf32>, %z: tensor<1x16x14x14xf32>, %u: tensor<16x1x3x3xf32>) -> (tensor<1x96x56x56xf32>, tensor<1x32x112x112xf32>, tensor<1x32x56x56xf32>, tensor<1x16x14x14xf32>) {
+// V3-LABEL: func.func private @depthwise_kernel_4
+// V3-SAME: tile.config = {strategy = "loops"}
+func.func @depthwise(%x: tensor<1x96x56x56xf32>, %w: tensor<96x1x7x7xf32>, %y: tensor<1x32x112x112xf32>, %v: tensor<32x1x3x3xf32>, %z: tensor<1x16x14x14xf32>, %u: tensor<16x1x3x3xf32>) -> (tensor<1x96x56x56xf32>, tensor<1x32x112x112xf32>, tensor<1x32x56x56xf32>, tensor<1x16x14x14xf32>, tensor<1x32x56x56xf32>) {
   %0 = "graph.conv2d"(%x, %w) {groups = 96 : i64, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x96x56x56xf32>, tensor<96x1x7x7xf32>) -> tensor<1x96x56x56xf32>
   %1 = "graph.conv2d"(%y, %v) {groups = 32 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x112x112xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x112x112xf32>
   %2 = "graph.conv2d"(%y, %v) {groups = 32 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x32x112x112xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x56x56xf32>
   %3 = "graph.conv2d"(%z, %u) {groups = 16 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x14x14xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x14x14xf32>
-  return %0, %1, %2, %3 : tensor<1x96x56x56xf32>, tensor<1x32x112x112xf32>, tensor<1x32x56x56xf32>, tensor<1x16x14x14xf32>
+  %4 = "graph.conv2d"(%y, %v) {groups = 32 : i64, padding = array<i64: 2, 2, 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : (tensor<1x32x112x112xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x56x56xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x96x56x56xf32>, tensor<1x32x112x112xf32>, tensor<1x32x56x56xf32>, tensor<1x16x14x14xf32>, tensor<1x32x56x56xf32>
 }
 
 // -----
