@@ -488,27 +488,9 @@ def _phased_windows(op, pad_value: ir.Value, width: int, phase_taps, init: ir.Va
         first = (phase - shift) % stride
         count = -(-(width - first) // stride)
         if count > 0:
-            x_phase = _phase(x, phase, (first + shift) // stride)
+            x_phase = strided_windows.phase_from(x, phase, (first + shift) // stride)
             result = phase_taps(x_phase, first, count, result)
     return result
-
-
-def _phase(phases: ir.Value, phase: int, start: int) -> ir.Value:
-    """The elements of one phase of rows split into phases (N, C, H, phase, W), from `start`
-    on: a tensor of its own, so that the taps that read it index it by loop dims alone (a
-    constant in an indexing map keeps the tile from vectorizing)."""
-    n, c, h, _, w = lb.ranked(phases).shape
-    sizes = [n, c, h, w - start]
-    return tensor.ExtractSliceOp(
-        ir.RankedTensorType.get(sizes, lb.ranked(phases).element_type),
-        phases,
-        [],
-        [],
-        [],
-        [0, 0, 0, phase, start],
-        [n, c, h, 1, w - start],
-        [1] * 5,
-    ).result
 
 
 def _pool_counts(op, in_hw, out_hw):

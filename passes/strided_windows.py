@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mlir import ir
-from mlir.dialects import arith, scf, vector
+from mlir.dialects import arith, scf, tensor, vector
 
 from . import linalg_builders as lb
 
@@ -31,7 +31,8 @@ def deinterleaved(
     stride, J]: its padded rows in `stride` phases. Returns it and `shift`: column q of a row
     padded by `left` is element (q + shift) div stride of phase (q + shift) mod stride (the
     left border grows by `shift` to whole phase elements, so that a run's first element is
-    phase 0's). With `threads`, equal parts of the channels are split in parallel."""
+    phase 0's). With `threads` (which divide the channels), equal parts of the channels are
+    split in parallel."""
     n, c, h, w = lb.ranked(x).shape
     top, left, bottom, right = padding
     shift = -left % stride
@@ -45,6 +46,8 @@ def deinterleaved(
         pad_value,
     )
     origin = (top, first)
+    if c % threads:
+        raise ValueError(f"{threads} threads do not divide {c} channels")
     if threads == 1:
         return _split_rows(x, result, stride, origin, pad_value, lanes), shift
     part = c // threads
@@ -64,6 +67,23 @@ def deinterleaved(
         with ir.InsertionPoint(in_parallel.region.blocks[0]):
             lb.parallel_insert_along(done, shared, 1, channel)
     return forall.results[0], shift
+
+
+def phase_from(phases: ir.Value, phase: int, start: int) -> ir.Value:
+    """The elements of one phase of `deinterleaved` rows [N, C, H, W], from `start` on: a
+    tensor of its own, so that the taps that read it index it by loop dims alone (a constant
+    in an indexing map keeps a tile from vectorizing)."""
+    n, c, h, _, w = lb.ranked(phases).shape
+    return tensor.ExtractSliceOp(
+        ir.RankedTensorType.get([n, c, h, w - start], lb.ranked(phases).element_type),
+        phases,
+        [],
+        [],
+        [],
+        [0, 0, 0, phase, start],
+        [n, c, h, 1, w - start],
+        [1] * 5,
+    ).result
 
 
 def _split_rows(x, dest, stride: int, origin, pad_value, lanes: int) -> ir.Value:
