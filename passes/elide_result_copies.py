@@ -7,13 +7,16 @@ is used by that copy alone, the buffer is the out-parameter: the allocation and 
 The same holds inside loops: a row kernel computes each row into a buffer and copies it into
 a subview of the out-parameter; when the subview can be formed where the buffer is allocated
 (its operands exist there) and the buffer's users accept any strided layout, the row is
-computed in place. Copies of a buffer onto itself (left by tiling) are dropped.
+computed in place. A buffer copied in through an expand_shape (a conv's product, in [O, OH*OW])
+is the out-parameter collapsed back. Copies of a buffer onto itself (left by tiling) are
+dropped.
 Run it before deallocation is inserted.
 """
 
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import memref
 
 from .ir_query import attributes_of, defining_op, find_ops, user_op
 from .registry import register_pass
@@ -108,11 +111,48 @@ def _nested_before(user: ir.Operation, copy: ir.Operation) -> bool:
     return op.block == copy.block and op.is_before_in_block(copy)
 
 
+def _elide_reshaped(copy: ir.Operation, reshape: ir.Operation) -> bool:
+    """A buffer copied into the out-parameter through an expand_shape (a conv's [O, OH*OW]
+    product, an NCHW result): the buffer is the out-parameter collapsed back."""
+    source, target = copy.operands
+    alloc = defining_op(reshape.operands[0])
+    if alloc is None or alloc.name != "memref.alloc" or alloc.block != copy.block:
+        return False
+    if not isinstance(target.owner, ir.Block) or source.type != target.type:
+        return False
+    if len(list(target.uses)) != 1 or len(list(source.uses)) != 1:
+        return False
+    if not all(_runs_before(user_op(use), copy) for use in alloc.results[0].uses):
+        return False
+    with copy.location, ir.InsertionPoint(alloc):
+        collapsed = memref.CollapseShapeOp(
+            alloc.results[0].type, target, reshape.attributes["reassociation"]
+        ).result
+    copy.erase()
+    reshape.erase()
+    alloc.results[0].replace_all_uses_with(collapsed)
+    alloc.erase()
+    return True
+
+
+def _runs_before(user: ir.Operation, copy: ir.Operation) -> bool:
+    """Whether `user` is `copy`'s reshape or runs before `copy` in its block (or within an op
+    of it that does)."""
+    if user.name == "memref.expand_shape" and user.results[0] == copy.operands[0]:
+        return True
+    if user.block == copy.block:
+        return user.is_before_in_block(copy)
+    return _nested_before(user, copy)
+
+
 def _elide(copy: ir.Operation) -> bool:
     source, target = copy.operands
     if source == target:
         copy.erase()
         return True
+    reshape = defining_op(source)
+    if reshape is not None and reshape.name == "memref.expand_shape":
+        return _elide_reshaped(copy, reshape)
     alloc = defining_op(source)
     if alloc is None or alloc.name != "memref.alloc":
         return False

@@ -93,3 +93,37 @@ func.func @row_of_chunk(%out: memref<8x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A conv's product [O, OH*OW] copied into its NCHW out-parameter through an expand_shape: the
+// product is computed in the out-parameter collapsed back.
+// CHECK-LABEL: func.func @reshaped
+// CHECK-NOT: memref.alloc
+// CHECK: %[[PRODUCT:.*]] = memref.collapse_shape %arg1 {{\[}}[0, 1], [2, 3]] : memref<1x8x4x4xf32> into memref<8x16xf32>
+// CHECK: linalg.fill ins(%{{.*}}) outs(%[[PRODUCT]] : memref<8x16xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func @reshaped(%x: f32, %out: memref<1x8x4x4xf32>) {
+  %buf = memref.alloc() : memref<8x16xf32>
+  linalg.fill ins(%x : f32) outs(%buf : memref<8x16xf32>)
+  %nchw = memref.expand_shape %buf [[0, 1], [2, 3]] output_shape [1, 8, 4, 4] : memref<8x16xf32> into memref<1x8x4x4xf32>
+  memref.copy %nchw, %out : memref<1x8x4x4xf32> to memref<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+// Kept: the product is read after the copy.
+// CHECK-LABEL: func.func @reshaped_read_after
+// CHECK: memref.alloc
+// CHECK: memref.copy
+func.func @reshaped_read_after(%x: f32, %out: memref<1x8x4x4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %buf = memref.alloc() : memref<8x16xf32>
+  linalg.fill ins(%x : f32) outs(%buf : memref<8x16xf32>)
+  %nchw = memref.expand_shape %buf [[0, 1], [2, 3]] output_shape [1, 8, 4, 4] : memref<8x16xf32> into memref<1x8x4x4xf32>
+  memref.copy %nchw, %out : memref<1x8x4x4xf32> to memref<1x8x4x4xf32>
+  %v = memref.load %buf[%c0, %c0] : memref<8x16xf32>
+  return %v : f32
+}
