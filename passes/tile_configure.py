@@ -103,7 +103,7 @@ def tile_size(n: int, limit: int, multiple_of: int = 1) -> int:
     return max(multiple_of, limit - limit % multiple_of)
 
 
-def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
+def _matmul_config(desc, m: int, n: int, k: int, pack_small: bool = False) -> dict | None:
     mr, nr = register_tile(desc)
     mr = tile_size(m, mr)
     # Whole vectors where N allows; a narrow N is one (partial) vector row of the micro-kernel.
@@ -117,7 +117,7 @@ def _matmul_config(desc, m: int, n: int, k: int) -> dict | None:
     # When B outgrows L2, its rows (a power-of-two stride apart, often) thrash the caches and
     # TLB: pack A and B into contiguous micro-panels first (measured: 0.84x -> 0.9x OpenBLAS at
     # 2048). The packed buffers live in the workspace, so packing costs no allocation.
-    large_b = 4 * k * n > desc.l2_bytes
+    large_b = 4 * k * n > desc.l2_bytes or pack_small
     packed = large_b and _whole_blocks(m, n, k, mc, nc, kc, mr, nr)
     narrower = largest_divisor(n, nc, nr)
     if large_b and not packed and 4 * narrower >= nc:
@@ -230,7 +230,9 @@ def im2col_columns(columns: int, nr: int, packed: bool) -> int:
     SqueezeNet's 3x3 convs on 55x55 (3025 columns, 3040 padded) went from 71 to 88 GFLOP/s at
     best and its classifier on 13x13 (169, 176) from 53 to 89. A 7x7 map (49 columns, 64) pays
     for its extra 31% only when packed: a 3x3 conv of 512 channels there, 1 thread, medians,
-    37 -> 44 GFLOP/s, where a 1x1 conv of 1024 to 2048 channels (unpacked) lost 16%."""
+    37 -> 44 GFLOP/s, where a 1x1 conv of 1024 to 2048 channels (unpacked) lost 16%. So
+    padded patches are packed even where B fits in L2 (`_conv_config`): ResNet-50's 1x1 convs
+    on 7x7 maps 1.14-1.26x on 1 thread, medians."""
     padded = -(-columns // nr) * nr
     if columns <= nr or 8 * (padded - columns) > (4 if packed else 1) * columns:
         return columns
@@ -248,7 +250,8 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
     m, n, k = weight[0], out[0] * out[2] * out[3], math.prod(weight[1:])
     nr = register_tile(desc)[1]
     padded = im2col_columns(n, nr, packed=True)
-    config = _matmul_config(desc, m, padded, k) if padded != n else None
+    # Padded patches are packed even where B fits in L2: the pad pays only in packed panels.
+    config = _matmul_config(desc, m, padded, k, pack_small=True) if padded != n else None
     if config is None or im2col_columns(n, nr, packed="pack" in config) != padded:
         config = _matmul_config(desc, m, n, k)
     if config is not None:

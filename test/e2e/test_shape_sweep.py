@@ -128,6 +128,8 @@ CONVS = [
     (1, 512, 28, 28, 256, 1, 1, 0, 1),  # the input itself packed in blocks of 112
     (1, 16, 55, 55, 64, 3, 1, 1, 1),  # SqueezeNet's expand 3x3: odd rows, 3025 columns
     (1, 512, 13, 13, 1000, 1, 1, 0, 1),  # SqueezeNet's classifier: 169 columns
+    (1, 2048, 7, 7, 512, 1, 1, 0, 1),  # ResNet's last stage: 49 columns padded and packed
+    (1, 1024, 14, 14, 2048, 1, 2, 0, 1),  # its strided projection onto 7x7
     (1, 3, 224, 224, 64, 7, 2, 3, 1),  # a stem
     (1, 96, 28, 28, 96, 3, 1, 1, 96),  # depthwise
     (1, 144, 28, 28, 144, 3, 2, 1, 144),  # strided depthwise

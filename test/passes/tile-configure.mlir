@@ -188,6 +188,17 @@ func.func @conv_28x28(%x: tensor<1x128x28x28xf32>, %w: tensor<128x128x3x3xf32>) 
 
 // -----
 
+// A 7x7 map's 49 patches are padded to 64 and packed though B fits in L2: the pad pays only
+// in packed panels (unpacked, the last micro-kernel is one column).
+// V3-LABEL: func.func private @conv_7x7_kernel_0
+// V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 64, 256>
+func.func @conv_7x7(%x: tensor<1x2048x7x7xf32>, %w: tensor<512x2048x1x1xf32>) -> tensor<1x512x7x7xf32> {
+  %0 = "graph.conv2d"(%x, %w) : (tensor<1x2048x7x7xf32>, tensor<512x2048x1x1xf32>) -> tensor<1x512x7x7xf32>
+  return %0 : tensor<1x512x7x7xf32>
+}
+
+// -----
+
 // On 2 cores, memory-bound kernels that move enough split their outer dim over both, in up
 // to 4 chunks per thread that divide it evenly (the threads claim chunks as they get free);
 // comparisons vectorize like the f32 chains, their bools stored as bytes.
