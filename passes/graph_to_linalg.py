@@ -475,8 +475,9 @@ def _phased_windows(op, pad_value: ir.Value, width: int, phase_taps, init: ir.Va
     desc = _target(op)
     lanes, threads = 8, 1
     if desc is not None:
+        # As many as the window op's own (tile-configure): its input and output.
         channels = lb.ranked(op.input).shape[1]
-        moved = 8 * math.prod(lb.ranked(op.input).shape)  # read, then written
+        moved = 4 * (math.prod(lb.ranked(op.input).shape) + math.prod(_out(op).shape))
         lanes, threads = desc.vector_lanes_f32, memory_threads(desc, moved, channels, 1)
     x, shift = strided_windows.deinterleaved(
         op.input, op.padding, stride, pad_value, lanes, threads
