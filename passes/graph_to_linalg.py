@@ -19,7 +19,7 @@ from ..dialects.graph import Graph, normalize_axes, normalize_axis, reduced_shap
 from . import linalg_builders as lb
 from . import strided_windows
 from .registry import register_pass, reject
-from .tile_configure import memory_threads
+from .tile_configure import memory_threads, window_bytes
 
 # ----------------------------------------------------------------------------------------------
 # Scalar arithmetic that picks the float or integer op from the element type.
@@ -475,10 +475,10 @@ def _phased_windows(op, pad_value: ir.Value, width: int, phase_taps, init: ir.Va
     desc = _target(op)
     lanes, threads = 8, 1
     if desc is not None:
-        # As many as the window op's own (tile-configure): its input and output.
-        channels = lb.ranked(op.input).shape[1]
-        moved = 4 * (math.prod(lb.ranked(op.input).shape) + math.prod(_out(op).shape))
-        lanes, threads = desc.vector_lanes_f32, memory_threads(desc, moved, channels, 1)
+        # As many as the window op's own (tile-configure).
+        source = lb.ranked(op.input).shape
+        moved = window_bytes(source, _out(op).shape)
+        lanes, threads = desc.vector_lanes_f32, memory_threads(desc, moved, source[1], 1)
     x, shift = strided_windows.deinterleaved(
         op.input, op.padding, stride, pad_value, lanes, threads
     )
@@ -790,9 +790,6 @@ def _transpose_blocks(source, perm, dest, full, group) -> ir.Value:
         group[across],  # innermost: the blocks that complete the output's lines
     ]
     index = ir.IndexType.get()
-    element = t.element_type
-    run = ir.VectorType.get([_BLOCK], element)
-    in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
     loop = lb.loop_over(counts, dest)
     with ir.InsertionPoint(loop.body):
         coords = lb.delinearize(loop.induction_variable, counts)
@@ -803,7 +800,6 @@ def _transpose_blocks(source, perm, dest, full, group) -> ir.Value:
         ):
             first_block = arith.addi(arith.muli(outer, lb.scalar(index, group[dim])), inner)
             at[dim] = arith.muli(first_block, lb.scalar(index, _BLOCK))
-        pad = lb.scalar(element, 0)
 
         def shifted(dim: int, by: int) -> dict:
             return {**at, dim: arith.addi(at[dim], lb.scalar(index, by)) if by else at[dim]}
@@ -811,22 +807,13 @@ def _transpose_blocks(source, perm, dest, full, group) -> ir.Value:
         rows = []
         for r in range(_BLOCK):
             indices = shifted(across, r)
-            read = vector.TransferReadOp(
-                run, source, [indices[d] for d in range(rank)], _minor(rank), pad, in_bounds
-            )
-            rows.append(read.result)
+            rows.append(lb.read_run(source, [indices[d] for d in range(rank)], _BLOCK))
         result = loop.inner_iter_args[0]
         for c, column in enumerate(_transposed_8x8(rows)):
             indices = shifted(along, c)
-            result = vector.TransferWriteOp(
-                result.type, column, result, [indices[d] for d in perm], _minor(rank), in_bounds
-            ).result
+            result = lb.write_run(column, result, [indices[d] for d in perm])
         scf.YieldOp([result])
     return loop.results[0]
-
-
-def _minor(rank: int) -> ir.AffineMap:
-    return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
 
 
 def _transposed_8x8(rows: list[ir.Value]) -> list[ir.Value]:

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, linalg, scf, tensor, vector
 
 PARALLEL = "parallel"
 REDUCTION = "reduction"
@@ -264,6 +264,37 @@ def parallel_insert_along(source: ir.Value, dest: ir.Value, dim: int, first: ir.
     shape = list(ranked(source).shape)
     offsets = [ir.ShapedType.get_dynamic_size() if d == dim else 0 for d in range(t.rank)]
     tensor.ParallelInsertSliceOp(source, dest, [first], [], [], offsets, shape, [1] * t.rank)
+
+
+def read_run(source: ir.Value, indices: Sequence[ir.Value], length: int) -> ir.Value:
+    """A vector of `length` consecutive elements of `source`'s last dim from `indices` (all
+    in bounds)."""
+    rank = ranked(source).rank
+    element = ranked(source).element_type
+    return vector.TransferReadOp(
+        ir.VectorType.get([length], element),
+        source,
+        list(indices),
+        _last_dim(rank),
+        scalar(element, 0),
+        ir.ArrayAttr.get([ir.BoolAttr.get(True)]),
+    ).result
+
+
+def write_run(run: ir.Value, dest: ir.Value, indices: Sequence[ir.Value]) -> ir.Value:
+    """`dest` with the vector `run` written along its last dim from `indices` (in bounds)."""
+    return vector.TransferWriteOp(
+        dest.type,
+        run,
+        dest,
+        list(indices),
+        _last_dim(ranked(dest).rank),
+        ir.ArrayAttr.get([ir.BoolAttr.get(True)]),
+    ).result
+
+
+def _last_dim(rank: int) -> ir.AffineMap:
+    return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
 
 
 def extract_slice(

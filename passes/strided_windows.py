@@ -124,34 +124,12 @@ def _split_run(x, dest, source, target, column, start, run: int, stride: int, pa
     run that is not whole phase elements is completed with `pad_value`."""
     index = ir.IndexType.get()
     element = lb.ranked(x).element_type
-    values = vector.TransferReadOp(
-        ir.VectorType.get([run], element),
-        x,
-        [*source, column],
-        _minor(4),
-        lb.scalar(element, 0),
-        _in_bounds(),
-    ).result
+    values = lb.read_run(x, [*source, column], run)
     border = vector.broadcast(ir.VectorType.get([run], element), pad_value)
     per_phase = -(-run // stride)
     for phase in range(stride):
         # Lanes past the run come from `border` (the second shuffle operand).
         lanes = [min(phase + stride * i, run + phase) for i in range(per_phase)]
         part = vector.shuffle(values, border, lanes)
-        dest = vector.TransferWriteOp(
-            dest.type,
-            part,
-            dest,
-            [*target, lb.scalar(index, phase), start],
-            _minor(5),
-            _in_bounds(),
-        ).result
+        dest = lb.write_run(part, dest, [*target, lb.scalar(index, phase), start])
     return dest
-
-
-def _minor(rank: int) -> ir.AffineMap:
-    return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
-
-
-def _in_bounds() -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([ir.BoolAttr.get(True)])

@@ -298,12 +298,17 @@ def _window_config(desc, op: ir.Operation) -> dict:
     if _pair(op, "strides")[0] != 1:
         rows = 1
     config = {"strategy": "elementwise", "tile_sizes": [1, 1, rows, width], "vector_size": lanes}
-    source = math.prod(ir.RankedTensorType(op.operands[0].type).shape)
-    moved = 4 * (source + math.prod(ir.RankedTensorType(op.results[0].type).shape))
-    threads = memory_threads(desc, moved, channels, 1)
+    source, out = (ir.RankedTensorType(v.type).shape for v in (op.operands[0], op.results[0]))
+    threads = memory_threads(desc, window_bytes(source, out), channels, 1)
     if threads > 1:  # chunks of the channels, claimed by the threads
-        config.update(threads=threads, thread_dim=1, chunks=_chunks(threads, moved, channels, 1))
+        chunks = _chunks(threads, window_bytes(source, out), channels, 1)
+        config.update(threads=threads, thread_dim=1, chunks=chunks)
     return config
+
+
+def window_bytes(source: list[int], out: list[int]) -> int:
+    """The memory a window op of f32 moves: its input read, its output written."""
+    return 4 * (math.prod(source) + math.prod(out))
 
 
 _BYTES_PER_THREAD = 1 << 19  # below this, waking a worker costs more than it saves
