@@ -208,9 +208,9 @@ class _Script:
             return
         self.vectorize_later(self.tile(handle, sizes))
 
-    def packed_matmul(self, handles: list[str], config: dict, shape: tuple[int, int]) -> None:
+    def packed_matmul(self, handles: list[str], config: dict, shape: tuple[int, int, int]) -> None:
         """Tiles a packed contraction (see `_packed_product`, whose ops `handles` match) of an
-        M x N `shape` into cache blocks (N and K, then M) and micro-kernels, and tiles the
+        (M, N, K) `shape` into cache blocks (N and K, then M) and micro-kernels, and tiles the
         packs and the unpack; B's pack is fused into the K block loop (into each thread's)."""
         handle, *c_packs, unpack = handles
         self.count += 1
@@ -277,10 +277,14 @@ class _Script:
         # Packing is a copy: split over the threads too, its outer dim into one chunk each.
         # B's panels are walked k-major: each step reads kr whole rows of B (contiguous)
         # rather than an nr-wide column strip down all of K (a page per row).
-        packs = [(f"%pa{n}ta", threads, None)] + [(h, threads, None) for h in c_packs]
-        packs.append((f"%pb{n}f", 1, [1, 0]))
-        for name, parts, order in packs:
-            self.vectorize_now(self.tile(self.split(name, parts, rank=2), [1, 1], order))
+        # A last K panel cut short reads masked (the pad reads as zero): a mask of dynamic
+        # bounds for every panel, as the bounds of each tile are not known to be whole.
+        padded = shape[2] % kr != 0
+        packs = [(f"%pa{n}ta", threads, None, [1, 1, kr, mr] if padded else None)]
+        packs += [(h, threads, None, None) for h in c_packs]
+        packs.append((f"%pb{n}f", 1, [1, 0], [1, 1, kr, nr] if padded else None))
+        for name, parts, order, sizes in packs:
+            self.vectorize_now(self.tile(self.split(name, parts, rank=2), [1, 1], order), sizes)
         # The unpack is cut into mr x nr tiles: the threads split it along a dim that they cut
         # into whole tiles (a partial tile would have a dynamic shape, which cannot vectorize).
         whole = [d for d in (dim, 1 - dim) if shape[d] % (threads * (mr, nr)[d]) == 0]
@@ -307,8 +311,19 @@ class _Script:
         ]
         self.vectorize_later(f"%ug{n}")
 
-    def vectorize_now(self, handle: str) -> None:
-        self.lines.append(f"    transform.structured.vectorize {handle} : !transform.any_op")
+    def vectorize_now(self, handle: str, masked_sizes: list[int] | None = None) -> None:
+        """Vectorizes the op now; with `masked_sizes` (vector sizes of each of its dest dims),
+        reads of a dynamic shape are masked to them."""
+        sizes = f" vector_sizes {masked_sizes}" if masked_sizes else ""
+        self.lines.append(f"    transform.structured.vectorize {handle}{sizes} : !transform.any_op")
+        if masked_sizes:
+            # As vector.mask regions, folding the views they read later puts index math
+            # inside the region, which the verifier rejects; as masked transfers it does not.
+            self.lines += [
+                "    transform.apply_patterns to %root {",
+                "      transform.apply_patterns.vector.lower_masked_transfers",
+                "    } : !transform.any_op",
+            ]
 
 
 _CONV = "linalg.conv_2d_nchw_fchw"
@@ -410,13 +425,18 @@ def _packed_product(matmul: ir.Operation, config: dict) -> list[ir.Operation]:
     floats = isinstance(element, ir.FloatType)
     mul, add = (arith.mulf, arith.addf) if floats else (arith.muli, arith.addi)
     c_shape = [n // nr, m // mr, mr, nr]
+    panels = -(-k // kr)
     with ir.InsertionPoint(matmul), matmul.location:
-        packed_a = linalg.pack(a, lb.empty([m // mr, k // kr, kr, mr], element), [1, 0], [kr, mr])
+        pad = lb.scalar(element, 0) if k % kr else None
+        packed_a = linalg.pack(
+            a, lb.empty([m // mr, panels, kr, mr], element), [1, 0], [kr, mr], padding_value=pad
+        )
         packed_b = linalg.pack(
             b,
-            lb.empty([n // nr, k // kr, kr, nr], element),
+            lb.empty([n // nr, panels, kr, nr], element),
             [0, 1],
             [kr, nr],
+            padding_value=pad,
             outer_dims_perm=[1, 0],
         )
         if _zero_filled(c):
@@ -463,7 +483,7 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
             linalg_ops = rewritten
         for op in linalg_ops:
             if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
-                shape = tuple(lb.ranked(op.results[0]).shape)
+                shape = (*lb.ranked(op.results[0]).shape, lb.ranked(op.operands[0]).shape[1])
                 script.packed_matmul(
                     [script.match(o) for o in _packed_product(op, config)], config, shape
                 )

@@ -118,6 +118,28 @@ def test_batched_matmul(b, m, k, n, cores):
     check(compile_for(text, cores)(x, y), x.astype(np.float64) @ y)
 
 
+# B larger than L2 is packed in panels of 4 rows of K: depths that are not whole panels are
+# padded with zeros as they are packed (the last panel's reads masked).
+ODD_DEPTHS = [(8, 1, 262144), (16, 3, 65536), (24, 27, 8192), (6, 999, 2048)]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("m,k,n", ODD_DEPTHS)
+def test_packed_matmul_of_odd_depth(m, k, n, cores):
+    rng = np.random.default_rng(m + k + n)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    # NaN rows right past B's last row: a pad read from memory instead of zeroed would show.
+    y = np.full((k + 4, n), np.nan, dtype=np.float32)[:k]
+    y[:] = rng.standard_normal((k, n), dtype=np.float32)
+    lhs, rhs, out = tensor_type([m, k]), tensor_type([k, n]), tensor_type([m, n])
+    text = function(
+        [("x", [m, k]), ("y", [k, n])],
+        [f'%r = "graph.matmul"(%x, %y) : ({lhs}, {rhs}) -> {out}'],
+        [m, n],
+    )
+    check(compile_for(text, cores)(x, y), x.astype(np.float64) @ y)
+
+
 # (batch, channels, height, width, out channels, kernel, stride, padding, groups)
 CONVS = [
     (1, 64, 56, 56, 256, 1, 1, 0, 1),  # 1x1 expansion

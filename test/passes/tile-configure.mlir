@@ -188,6 +188,17 @@ func.func @conv_28x28(%x: tensor<1x128x28x28xf32>, %w: tensor<128x128x3x3xf32>) 
 
 // -----
 
+// A stem on 3 channels: K = 3*7*7 = 147, not whole panels of 4. The packs pad it to 148 with
+// zeros, so the product is packed as any other of its size (Kc = 148).
+// V3-LABEL: func.func private @stem_kernel_0
+// V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 256, 148>
+func.func @stem(%x: tensor<1x3x224x224xf32>, %w: tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32> {
+  %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32>
+  return %0 : tensor<1x64x112x112xf32>
+}
+
+// -----
+
 // A 7x7 map's 49 patches are padded to 64 and packed though B fits in L2: the pad pays only
 // in packed panels (unpacked, the last micro-kernel is one column).
 // V3-LABEL: func.func private @conv_7x7_kernel_0

@@ -232,6 +232,31 @@ func.func private @packed(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tenso
 
 // -----
 
+// A depth that is not whole panels (30 = 7 x 4 + 2): the packs pad it with zeros to 8 panels.
+// Every panel's read is masked to the rows left (the last panel's two), the mask a masked
+// transfer rather than a vector.mask region; the contraction walks the 8 panels.
+// MATMUL-LABEL: func.func private @packed_odd_depth
+// MATMUL: vector.create_mask %{{.*}}, %{{.*}} : vector<8x4xi1>
+// MATMUL: vector.transfer_read {{.*}}, %{{.*}} : tensor<?x?xf32>, vector<8x4xf32>
+// MATMUL: tensor.empty() : tensor<2x8x4x32xf32>
+// MATMUL: vector.create_mask %{{.*}}, %{{.*}} : vector<4x32xi1>
+// MATMUL: vector.transfer_read {{.*}}, %{{.*}} : tensor<?x?xf32>, vector<4x32xf32>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
+// MATMUL-NOT: vector.mask
+// MATMUL-NOT: linalg.pack
+func.func private @packed_odd_depth(%a: tensor<64x30xf32>, %b: tensor<30x64xf32>) -> tensor<64x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 32, 64, 32>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x30xf32>, tensor<30x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
 // With M split over the threads, every thread reads all of B: each packs the blocks itself,
 // in its own N and K block loops (a 2 x 8 x 4 x 32 block buffer), like a single thread.
 // MATMUL-LABEL: func.func private @packed_m_split
