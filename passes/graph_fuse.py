@@ -65,6 +65,16 @@ class _Group:
     def __init__(self, first: ir.Operation, kind: str):
         self.ops = [first]
         self.kind = kind
+        # The groups that used this one when a merge with them was refused: the same groups
+        # give the same answer, so it is not asked again until they change.
+        self.refused_with: list[_Group] | None = None
+        self._user_ops: list[ir.Operation] | None = None
+
+    def user_ops(self) -> list[ir.Operation]:
+        """The ops that use the group's result (asked once its ops are complete)."""
+        if self._user_ops is None:
+            self._user_ops = [user_op(use) for use in self.last.results[0].uses]
+        return self._user_ops
 
     @property
     def last(self) -> ir.Operation:
@@ -106,12 +116,15 @@ def _merge_one(groups: list[_Group], group_of: dict, position: dict) -> bool:
     for group in groups:
         if group.kind != "elementwise":
             continue
-        users = [group_of.get(user_op(use)) for use in group.last.results[0].uses]
+        users = [group_of.get(op) for op in group.user_ops()]
         if not users or any(u is None or u is group or u.kind != "elementwise" for u in users):
             continue
         merged = [group] + [u for i, u in enumerate(users) if u not in users[:i]]
+        if group.refused_with is not None and _same_groups(group.refused_with, merged[1:]):
+            continue
         ops = sorted((op for g in merged for op in g.ops), key=position.__getitem__)
         if not _one_result(ops) or _leaves_and_returns(ops, position):
+            group.refused_with = merged[1:]
             continue
         union = _Group(ops[0], "elementwise")
         union.ops = ops
@@ -122,6 +135,10 @@ def _merge_one(groups: list[_Group], group_of: dict, position: dict) -> bool:
         groups.insert(at, union)
         return True
     return False
+
+
+def _same_groups(these: list[_Group], those: list[_Group]) -> bool:
+    return len(these) == len(those) and all(a is b for a, b in zip(these, those, strict=True))
 
 
 def _one_result(ops: list[ir.Operation]) -> bool:
