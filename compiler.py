@@ -19,7 +19,7 @@ from . import pipelines, source
 from .diagnostics import CompileError, Diagnostic, SourcePos, collecting_errors, source_pos
 from .dialects import target as targets
 from .passes.workspace_buffers import WORKSPACE_ATTR
-from .runtime.abi import DTYPES, Function, Signature, TensorSpec, packed_invoker
+from .runtime.abi import Function, Signature, TensorSpec, dtype_of, packed_invoker
 from .runtime.native import SIGNATURES_SYMBOL
 
 EMIT_KINDS = ("mlir", "llvm", "asm", "obj", "so", "ptx", "cubin", "artifact")
@@ -80,7 +80,7 @@ def _spec(t: ir.Type) -> TensorSpec:
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
         raise ValueError(f"argument and result types must be static tensors, got {t}")
     element = str(t.element_type)
-    if element not in DTYPES:
+    if dtype_of(element) is None:
         raise ValueError(f"element type {element} has no numpy equivalent")
     return TensorSpec(tuple(t.shape), element)
 

@@ -97,12 +97,13 @@ class _Constants:
 
 
 def _dtype(memref: ir.MemRefType) -> np.dtype:
-    from .runtime.abi import DTYPES
+    from .runtime.abi import dtype_of
 
     element = str(memref.element_type)
-    if element not in DTYPES:
+    dtype = dtype_of(element)
+    if dtype is None:
         raise ValueError(f"no numpy type for {element}")
-    return np.dtype(DTYPES[element])
+    return dtype
 
 
 def _constant_index(value: ir.Value, at: ir.Operation) -> int:

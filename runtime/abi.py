@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 # MLIR element type -> numpy dtype of the same bytes.
-DTYPES = {
+_NUMPY_TYPES = {
     "f16": np.float16,
     "f32": np.float32,
     "f64": np.float64,
@@ -30,12 +30,21 @@ DTYPES = {
     "i32": np.int32,
     "i64": np.int64,
 }
-try:  # numpy has no bfloat16; ml_dtypes' is the one JAX, ONNX and torch's numpy bridge use
-    from ml_dtypes import bfloat16
 
-    DTYPES["bf16"] = bfloat16
-except ImportError:  # pragma: no cover - bf16 inputs and results need ml_dtypes
-    pass
+
+def dtype_of(element: str) -> np.dtype | None:
+    """The numpy dtype of an MLIR element type name; None if it has none. bf16 is
+    ml_dtypes' bfloat16 (numpy has none; JAX, ONNX and torch's numpy bridge use that one),
+    imported only when asked for: importing ml_dtypes takes over a second, most of a tool's
+    start."""
+    if element == "bf16":
+        try:
+            from ml_dtypes import bfloat16
+        except ImportError:  # pragma: no cover - bf16 inputs and results need ml_dtypes
+            return None
+        return np.dtype(bfloat16)
+    kind = _NUMPY_TYPES.get(element)
+    return None if kind is None else np.dtype(kind)
 
 
 class InvocationError(ValueError):
@@ -45,11 +54,11 @@ class InvocationError(ValueError):
 @dataclass(frozen=True)
 class TensorSpec:
     shape: tuple[int, ...]
-    element: str  # an MLIR element type name, a key of DTYPES
+    element: str  # an MLIR element type name that dtype_of knows
 
     @functools.cached_property
     def dtype(self) -> np.dtype:
-        return np.dtype(DTYPES[self.element])
+        return dtype_of(self.element)
 
     def __str__(self) -> str:
         return f"tensor<{''.join(f'{d}x' for d in self.shape)}{self.element}>"

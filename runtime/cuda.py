@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .abi import DTYPES, InvocationError, Signature, TensorSpec, as_list, host_outputs
+from .abi import InvocationError, Signature, TensorSpec, as_list, dtype_of, host_outputs
 from .gpu_artifact import Artifact, FunctionPlan, Launch, TensorMap
 
 try:
@@ -481,7 +481,7 @@ def encode_tensormap(request: TensorMap, address: int) -> bytes:
     element_type = getattr(
         driver.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{_TENSORMAP_TYPES[request.element]}"
     )
-    element_bytes = np.dtype(DTYPES[request.element]).itemsize
+    element_bytes = dtype_of(request.element).itemsize
     rank = len(request.shape)
     tensor_map = _check(
         driver.cuTensorMapEncodeTiled(
