@@ -180,6 +180,48 @@ func.func private @conv_padded_columns(%x: tensor<1x2x9x11xf32>, %w: tensor<8x2x
 
 // -----
 
+// With threads, the patch copy is split over them too, along C where they divide it: each
+// copies the patch rows of one channel. Threads split the product along N here.
+// MATMUL-LABEL: func.func private @conv_threads
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x3x3x1x4x4xf32>)
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<4xf32>) attrs = {tile.vectorize}
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<8x16xf32>)
+func.func private @conv_threads(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 8, 8, 18>, threads = 2 : i64,
+                   thread_dim = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 8, 1>,
+                   vector_size = 8 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x6x6xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A strided conv's patch rows would gather: its copy stays a loop nest (not vectorized), split
+// over the threads along OH where they do not divide C (3 channels, 4 output rows).
+// MATMUL-LABEL: func.func private @conv_strided_threads
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<3x3x3x1x4x4xf32>)
+// MATMUL: tensor.extract_slice %{{.*}} : tensor<3x3x3x1x4x4xf32> to tensor<3x3x3x1x2x4xf32>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x3x5x9xf32>) outs(%{{.*}} : tensor<3x3x3x1x2x4xf32>) {{[{]$}}
+func.func private @conv_strided_threads(%x: tensor<1x3x9x9xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 8, 8, 27>, threads = 2 : i64,
+                   thread_dim = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 8, 1>,
+                   vector_size = 8 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x3x9x9xf32>, tensor<8x3x3x3xf32>) outs(%init : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 // A 1x1 conv of stride 1 on one image is the weights times its input as it is: no patches.
 // MATMUL-LABEL: func.func private @conv_1x1
 // MATMUL: tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2, 3]] : tensor<1x4x4x4xf32> into tensor<4x16xf32>
