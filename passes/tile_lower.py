@@ -350,11 +350,11 @@ def _im2col(
     of input pixels. Patch rows are padded with zero columns to `im2col_columns` (for
     micro-kernels `nr` wide, a `packed` product or not), and the product's extra columns
     dropped. A 1x1 conv of stride 1 on one image needs no patches: its input is the matrix.
-    Returns the matmul and the patch copy (the conv and None if it does not apply, or there is
-    no copy)."""
+    Returns the matmul, the patch copy (the conv and None if it does not apply, or there is no
+    copy) and whether the copy's patch rows read contiguous runs (a stride of 1)."""
     x, w, init = conv.operands
     if not _zero_filled(init):
-        return conv, None
+        return conv, None, False
     n, c = lb.ranked(x).shape[:2]
     o, _, kh, kw = lb.ranked(w).shape
     out = lb.ranked(conv.results[0])

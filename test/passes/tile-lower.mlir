@@ -222,6 +222,22 @@ func.func private @conv_strided_threads(%x: tensor<1x3x9x9xf32>, %w: tensor<8x3x
 
 // -----
 
+// A conv that accumulates into a value other than zeros is not rewritten as a product of
+// patches: it stays a conv (lowered later as loops).
+// MATMUL-LABEL: func.func private @conv_accumulate
+// MATMUL: linalg.conv_2d_nchw_fchw
+// MATMUL-NOT: linalg.matmul
+func.func private @conv_accumulate(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>, %init: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 8, 16, 18>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 16, 1>, vector_size = 16 : i64}} {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x6x6xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 // A 1x1 conv of stride 1 on one image is the weights times its input as it is: no patches.
 // MATMUL-LABEL: func.func private @conv_1x1
 // MATMUL: tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2, 3]] : tensor<1x4x4x4xf32> into tensor<4x16xf32>
