@@ -253,6 +253,22 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A matmul takes a thread for each 2^20 flops it has (the pool's workers wake in
+// microseconds): 128x64 @ 64x128 (2^21 flops) splits over both cores, 64x64 @ 64x128 does not.
+// CORES-LABEL: func.func private @small_kernel_0
+// CORES-SAME: threads = 2 : i64
+// CORES-LABEL: func.func private @small_kernel_1
+// CORES-SAME: strategy = "matmul", tile_sizes = array<i64: 64, 128, 64>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @small(%x: tensor<128x64xf32>, %w: tensor<64x128xf32>, %y: tensor<64x64xf32>) -> (tensor<128x128xf32>, tensor<64x128xf32>) {
+    %0 = "graph.matmul"(%x, %w) : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+    %1 = "graph.matmul"(%y, %w) : (tensor<64x64xf32>, tensor<64x128xf32>) -> tensor<64x128xf32>
+    return %0, %1 : tensor<128x128xf32>, tensor<64x128xf32>
+  }
+}
+
+// -----
+
 // An unpacked matmul whose rows are one cache block splits them over the threads into whole
 // micro-kernels (5-row ones: 100 rows have no 8-row tiles); each thread's share is then a
 // block of its own (50 rows), not part of a 100-row block whose tiles would be dynamic.
