@@ -230,6 +230,22 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A memory-bound kernel takes a thread for each 128 KiB it moves: a chain on 2^15 f32 (256 KiB
+// in and out) splits over both cores, one on 2^14 does not.
+// CORES-LABEL: func.func private @small_chains_kernel_0
+// CORES-SAME: threads = 2 : i64
+// CORES-LABEL: func.func private @small_chains_kernel_1
+// CORES-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 32>, vector_size = 8 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @small_chains(%x: tensor<32768xf32>, %y: tensor<16384xf32>) -> (tensor<32768xf32>, tensor<16384xf32>) {
+    %0 = "graph.tanh"(%x) : (tensor<32768xf32>) -> tensor<32768xf32>
+    %1 = "graph.tanh"(%y) : (tensor<16384xf32>) -> tensor<16384xf32>
+    return %0, %1 : tensor<32768xf32>, tensor<16384xf32>
+  }
+}
+
+// -----
+
 // A packed matmul with no more rows than columns splits N over the threads, so that each
 // packs only its own columns of B; one with more rows splits M. With 64 rows or fewer, the
 // rows are one block and B's blocks have page-long rows (1024 f32) and kc = 64.
