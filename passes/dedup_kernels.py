@@ -27,7 +27,8 @@ def dedup_kernels(module: ir.Operation) -> None:
     replaced: dict[str, str] = {}
     for kernel in kernels(module):
         name = _name(kernel)
-        body = str(kernel).replace(f"@{name}(", "@(", 1)
+        # In a scope of its own: printed plainly, a nested op first numbers the whole module.
+        body = kernel.get_asm(use_local_scope=True).replace(f"@{name}(", "@(", 1)
         first = first_of.setdefault(body, name)
         if first != name:
             replaced[name] = first

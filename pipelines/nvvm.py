@@ -76,7 +76,9 @@ def merge_gpu_modules(module: ir.Operation) -> None:
                 else f"{module_name}_{kernel_name}"
             )
             kernel.attributes["sym_name"] = ir.StringAttr.get(KERNEL_MODULE, module.context)
-            body_text = str(kernel)  # named alike, kernels print alike when they are alike
+            # Named alike, kernels print alike when they are alike. Printed in a scope of their
+            # own: a nested op printed plainly first numbers the whole module (seconds each).
+            body_text = kernel.operation.get_asm(use_local_scope=True)
             if body_text in by_body:
                 renamed[(module_name, kernel_name)] = by_body[body_text]
                 continue
