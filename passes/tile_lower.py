@@ -285,6 +285,8 @@ class _Script:
         packs.append((f"%pb{n}f", 1, [1, 0], [1, 1, kr, nr] if padded else None))
         for name, parts, order, sizes in packs:
             self.vectorize_now(self.tile(self.split(name, parts, rank=2), [1, 1], order), sizes)
+        if padded:
+            self.lower_masks()
         # The unpack is cut into mr x nr tiles: the threads split it along a dim that they cut
         # into whole tiles (a partial tile would have a dynamic shape, which cannot vectorize).
         whole = [d for d in (dim, 1 - dim) if shape[d] % (threads * (mr, nr)[d]) == 0]
@@ -316,14 +318,15 @@ class _Script:
         reads of a dynamic shape are masked to them."""
         sizes = f" vector_sizes {masked_sizes}" if masked_sizes else ""
         self.lines.append(f"    transform.structured.vectorize {handle}{sizes} : !transform.any_op")
-        if masked_sizes:
-            # As vector.mask regions, folding the views they read later puts index math
-            # inside the region, which the verifier rejects; as masked transfers it does not.
-            self.lines += [
-                "    transform.apply_patterns to %root {",
-                "      transform.apply_patterns.vector.lower_masked_transfers",
-                "    } : !transform.any_op",
-            ]
+
+    def lower_masks(self) -> None:
+        """Masked reads as masked transfers: as vector.mask regions, folding the views they
+        read later puts index math inside the region, which the verifier rejects."""
+        self.lines += [
+            "    transform.apply_patterns to %root {",
+            "      transform.apply_patterns.vector.lower_masked_transfers",
+            "    } : !transform.any_op",
+        ]
 
 
 _CONV = "linalg.conv_2d_nchw_fchw"
@@ -469,10 +472,10 @@ def _plan_patch_copy(script: _Script, copy: ir.Operation, config: dict, lanes: i
     would gather), in plain loops."""
     shape = lb.ranked(copy.results[0]).shape
     threads = config.get("threads", 1)
-    dims = [d for d in (0, 4) if shape[d] % threads == 0]
-    handle = script.split(
-        script.match(copy), threads if dims else 1, dims[0] if dims else 0, rank=6
-    )
+    dim = next((d for d in (0, 4) if shape[d] % threads == 0), None)
+    handle = script.match(copy)
+    if dim is not None:
+        handle = script.split(handle, threads, dim, rank=6)
     if lanes:
         run = tile_size(shape[-1], 4 * lanes, lanes)
         script.unit_tiles(handle, [1, 1, 1, 1, 1, run])
