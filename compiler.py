@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -18,6 +19,7 @@ from mlir.execution_engine import ExecutionEngine
 from . import pipelines, source
 from .diagnostics import CompileError, Diagnostic, SourcePos, collecting_errors, source_pos
 from .dialects import target as targets
+from .passes import constant_data
 from .passes.workspace_buffers import WORKSPACE_ATTR
 from .runtime.abi import Function, Signature, TensorSpec, dtype_of, packed_invoker
 from .runtime.native import SIGNATURES_SYMBOL
@@ -230,6 +232,7 @@ def _target_machine(desc: targets.TargetDesc):
 
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+    llvm.initialize_native_asmparser()  # module asm: constants_out_of_line
     target = llvm.Target.from_triple(desc.triple)
     return target.create_target_machine(
         cpu=desc.chip, features=desc.features, opt=3, reloc="pic", codemodel="default"
@@ -271,18 +274,74 @@ def emit(module: ir.Module, kind: str, target: str = "cpu", **run_options) -> by
         return _emit_nvvm(module, kind, desc, sigs)
     if kind == "so":
         embed_signatures(module, with_workspaces(module, sigs))
-    ir_text = translate_to_llvm_ir(module)
-    if kind == "llvm":
-        return ir_text.encode()
-    mod, machine = _llvm_module(ir_text, desc)
-    if kind == "asm":
-        return machine.emit_assembly(mod).encode()
-    obj = machine.emit_object(mod)
+    with tempfile.TemporaryDirectory() as blobs:
+        if kind in ("obj", "so"):
+            constants_out_of_line(module, desc, Path(blobs))
+        ir_text = translate_to_llvm_ir(module)
+        if kind == "llvm":
+            return ir_text.encode()
+        mod, machine = _llvm_module(ir_text, desc)
+        if kind == "asm":
+            return machine.emit_assembly(mod).encode()
+        obj = machine.emit_object(mod)
     if kind == "obj":
         return obj
     if not desc.is_host:
         raise CompileError(f"--emit so is for the host only; use --emit obj for '{target}'")
     return link_shared(obj)
+
+
+# Constants of at least this size skip the LLVM IR text (see constants_out_of_line).
+_OUT_OF_LINE_BYTES = 1 << 16
+_ASM_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def constants_out_of_line(module: ir.Module, desc: targets.TargetDesc, folder: Path) -> None:
+    """Takes the large constant globals of an LLVM-dialect module out of its IR: each one's
+    bytes go to a file in `folder`, which the module's inline assembly includes (`.incbin`)
+    where the global is defined; the IR only declares it. Printed as IR, ResNet-50's 100 MB of
+    weights made 692 MiB of text that took 79 s to print and 36 s to parse; included, they are
+    copied into the object as they are. For the host, on ELF (the directives are ELF's): the
+    LLVM that emits objects parses assembly for the host only. The files must last until the
+    object is emitted."""
+    if not desc.is_host or "-linux" not in desc.triple:
+        return
+    asm = []
+    for op in list(module.body.operations):
+        op = op.operation
+        if op.name != "llvm.mlir.global" or "constant" not in op.attributes:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        value = op.attributes["value"] if "value" in op.attributes else None
+        data = None if value is None else constant_data.elements_of(value)
+        if data is None or data.nbytes < _OUT_OF_LINE_BYTES or not _ASM_SYMBOL.fullmatch(name):
+            continue
+        path = folder / f"{name}.bin"
+        data.tofile(path)
+        alignment = 64
+        if "alignment" in op.attributes:
+            alignment = ir.IntegerAttr(op.attributes["alignment"]).value
+        asm += [
+            f'.section .rodata.{name},"a"',
+            f".balign {alignment}",
+            f".globl {name}",
+            f".hidden {name}",
+            f"{name}:",
+            f'.incbin "{path}"',
+            f".size {name}, {data.nbytes}",
+        ]
+        with module.context, op.location:
+            declaration = ir.Operation.parse(
+                f"llvm.mlir.global external hidden constant @{name}() "
+                f"{{addr_space = 0 : i32, alignment = {alignment} : i64}} : "
+                f"{ir.TypeAttr(op.attributes['global_type']).value}"
+            )
+        ir.InsertionPoint(op).insert(declaration)
+        op.erase()
+    if asm:
+        with module.context:
+            lines = [ir.StringAttr.get(line) for line in asm]
+            module.operation.attributes["llvm.module_asm"] = ir.ArrayAttr.get(lines)
 
 
 def _emit_nvvm(module: ir.Module, kind: str, desc: targets.TargetDesc, sigs) -> bytes:

@@ -5,9 +5,10 @@ dialect.
 
 - `matmul`: the linalg.matmul is tiled twice, into cache blocks (`tile_sizes`, in the loop
   order `interchange`) and into `register_tile` micro-kernels; its fill and the elementwise
-  epilogue are tiled into vector-sized rows. The contractions are tiled first
-  (`contractions=true`), before elementwise fusion, which would otherwise fold the reshapes
-  around a matmul into it and turn it into a generic.
+  epilogue are tiled into vector-sized rows. With `pack`, its operands are packed into
+  micro-panels first, in the kernel, or, for constants (weights), as it is compiled. The
+  contractions are tiled first (`contractions=true`), before elementwise fusion, which would
+  otherwise fold the reshapes around a matmul into it and turn it into a generic.
 - `elementwise`: each elementwise op is tiled into vector-sized rows of the innermost dim.
 - `rows`: --tile-rows already made the loop over rows; each row op in it is vectorized whole
   (rows of up to two vectors) or cut into vector-wide pieces, reductions into vector-wide
@@ -20,15 +21,18 @@ across the k loop (hoisting), and lowers contractions to outer products (FMAs).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, vector
 from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
 from ..diagnostics import DiagnosticCollector, remark, source_pos
+from . import constant_data
 from . import linalg_builders as lb
 from .hoist_accumulators import hoist_accumulators_in
 from .ir_query import defining_op, find_ops, within
@@ -208,11 +212,14 @@ class _Script:
             return
         self.vectorize_later(self.tile(handle, sizes))
 
-    def packed_matmul(self, handles: list[str], config: dict, shape: tuple[int, int, int]) -> None:
-        """Tiles a packed contraction (see `_packed_product`, whose ops `handles` match) of an
-        (M, N, K) `shape` into cache blocks (N and K, then M) and micro-kernels, and tiles the
-        packs and the unpack; B's pack is fused into the K block loop (into each thread's)."""
-        handle, *c_packs, unpack = handles
+    def packed_matmul(
+        self, packed: _PackedProduct, config: dict, shape: tuple[int, int, int]
+    ) -> None:
+        """Tiles a packed contraction (see `_packed_product`) of an (M, N, K) `shape` into
+        cache blocks (N and K, then M) and micro-kernels, and tiles the packs and the unpack;
+        B's pack is fused into the K block loop (into each thread's)."""
+        handle = self.match(packed.product)
+        *c_packs, unpack = (self.match(op) for op in packed.c_movers)
         self.count += 1
         n = self.count
         mr, nr, _ = config["register_tile"]
@@ -220,42 +227,49 @@ class _Script:
         mc, nc, kc = config["tile_sizes"]
         any_op = "!transform.any_op"
         generic, pack = (f'!transform.op<"linalg.{name}">' for name in ("generic", "pack"))
-        self.lines += [
-            f"    %gc{n} = transform.cast {handle} : {any_op} to {generic}",
-            f"    %pa{n}t = transform.get_producer_of_operand %gc{n}[0] : ({generic}) -> {pack}",
-            f"    %pb{n}t = transform.get_producer_of_operand %gc{n}[1] : ({generic}) -> {pack}",
-        ]
+        self.lines.append(f"    %gc{n} = transform.cast {handle} : {any_op} to {generic}")
+        for operand, packs in enumerate((packed.packs_a, packed.packs_b)):
+            if packs:
+                self.lines += [
+                    f"    %p{'ab'[operand]}{n}t = transform.get_producer_of_operand "
+                    f"%gc{n}[{operand}] : ({generic}) -> {pack}",
+                    f"    %p{'ab'[operand]}{n}ta = transform.cast %p{'ab'[operand]}{n}t : "
+                    f"{pack} to {any_op}",
+                ]
         threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
         rows = self.split(f"%gc{n}", threads, dim, generic)
         rows_kind = generic if rows == f"%gc{n}" else any_op
-        # Each (Nc, Kc) block of B is packed in the block loop, into a block-sized buffer that
-        # stays in L2 while the micro-kernels of every M block read it, not all of B up front
-        # (written out to memory and read back): 64x1024 @ 1024x4096 on 1 thread 58 -> 70
-        # GFLOP/s. With N split over the threads each packs the blocks of its own columns; with
-        # M split each packs every block for itself (B is read once per thread, from L3), which
-        # beat packing B once for all of them up front by 1-3% at 1024^3, 3-7% at 2048^3.
-        self.lines += [
+        self.lines.append(
             f"    %tk{n}, %lk{n}:2 = transform.structured.tile_using_for {rows} tile_sizes "
             f"[0, {nc // nr}, {kc // kr}] interchange = [1, 2, 0] : ({rows_kind}) -> "
-            f"({any_op}, {any_op}, {any_op})",
-            f"    %pb{n}ta = transform.cast %pb{n}t : {pack} to {any_op}",
-        ]
-        producer = f"%pb{n}ta"
-        if rows != f"%gc{n}":  # into the threads' forall first, with a buffer of each's own
+            f"({any_op}, {any_op}, {any_op})"
+        )
+        if packed.packs_b:
+            # Each (Nc, Kc) block of B is packed in the block loop, into a block-sized buffer
+            # that stays in L2 while the micro-kernels of every M block read it, not all of B
+            # up front (written out to memory and read back): 64x1024 @ 1024x4096 on 1 thread
+            # 58 -> 70 GFLOP/s. With N split over the threads each packs the blocks of its own
+            # columns; with M split each packs every block for itself (B is read once per
+            # thread, from L3), which beat packing B once for all of them up front by 1-3% at
+            # 1024^3, 3-7% at 2048^3.
+            producer = f"%pb{n}ta"
+            if rows != f"%gc{n}":  # into the threads' forall first, with a buffer of each's own
+                self.lines += [
+                    f"    %pb{n}s, %pb{n}sl = transform.structured.fuse_into_containing_op "
+                    f"{producer} into {rows}f : ({any_op}, {any_op}) -> ({any_op}, {any_op})",
+                    f"    transform.apply_patterns to %pb{n}sl {{",
+                    "      transform.apply_patterns.tensor.fold_tensor_empty",
+                    f"    }} : {any_op}",
+                ]
+                producer = f"%pb{n}s"
             self.lines += [
-                f"    %pb{n}s, %pb{n}sl = transform.structured.fuse_into_containing_op "
-                f"{producer} into {rows}f : ({any_op}, {any_op}) -> ({any_op}, {any_op})",
-                f"    transform.apply_patterns to %pb{n}sl {{",
+                f"    %pb{n}f, %lb{n}f = transform.structured.fuse_into_containing_op "
+                f"{producer} into %lk{n}#1 : ({any_op}, {any_op}) -> ({any_op}, {any_op})",
+                f"    transform.apply_patterns to %lb{n}f {{",
                 "      transform.apply_patterns.tensor.fold_tensor_empty",
                 f"    }} : {any_op}",
             ]
-            producer = f"%pb{n}s"
         self.lines += [
-            f"    %pb{n}f, %lb{n}f = transform.structured.fuse_into_containing_op "
-            f"{producer} into %lk{n}#1 : ({any_op}, {any_op}) -> ({any_op}, {any_op})",
-            f"    transform.apply_patterns to %lb{n}f {{",
-            "      transform.apply_patterns.tensor.fold_tensor_empty",
-            f"    }} : {any_op}",
             f"    %tb{n}, %lb{n} = transform.structured.tile_using_for %tk{n} tile_sizes "
             f"[{mc // mr}, 0, 0] : ({any_op}) -> ({any_op}, {any_op})",
             f"    %tm{n}, %lm{n}:3 = transform.structured.tile_using_for %tb{n} tile_sizes "
@@ -273,19 +287,22 @@ class _Script:
         ]
         self.vectorize_later(f"%mk{n}")
         # linalg.pack and linalg.unpack do not bufferize: they become vector transfers now.
-        self.lines.append(f"    %pa{n}ta = transform.cast %pa{n}t : {pack} to {any_op}")
         # Packing is a copy: split over the threads too, its outer dim into one chunk each.
         # B's panels are walked k-major: each step reads kr whole rows of B (contiguous)
         # rather than an nr-wide column strip down all of K (a page per row).
         # A last K panel cut short reads masked (the pad reads as zero): a mask of dynamic
         # bounds for every panel, as the bounds of each tile are not known to be whole.
         padded = shape[2] % kr != 0
-        packs = [(f"%pa{n}ta", threads, None, [1, 1, kr, mr] if padded else None)]
+        packs = [(f"%pa{n}ta", threads, None, [1, 1, kr, mr])] if packed.packs_a else []
         packs += [(h, threads, None, None) for h in c_packs]
-        packs.append((f"%pb{n}f", 1, [1, 0], [1, 1, kr, nr] if padded else None))
+        if packed.packs_b:
+            packs.append((f"%pb{n}f", 1, [1, 0], [1, 1, kr, nr]))
         for name, parts, order, sizes in packs:
-            self.vectorize_now(self.tile(self.split(name, parts, rank=2), [1, 1], order), sizes)
-        if padded:
+            self.vectorize_now(
+                self.tile(self.split(name, parts, rank=2), [1, 1], order),
+                sizes if padded else None,
+            )
+        if padded and (packed.packs_a or packed.packs_b):
             self.lower_masks()
         # The unpack is cut into mr x nr tiles: the threads split it along a dim that they cut
         # into whole tiles (a partial tile would have a dynamic shape, which cannot vectorize).
@@ -413,14 +430,49 @@ def _im2col(
     return product.owner.operation, patch_copy, sw == 1
 
 
-def _packed_product(matmul: ir.Operation, config: dict) -> list[ir.Operation]:
+@dataclasses.dataclass
+class _PackedProduct:
+    """The ops `_packed_product` made: the contraction, those that move C (its pack, if any,
+    and the unpack), and whether A and B are packed in the kernel (not constants packed at
+    compile time)."""
+
+    product: ir.Operation
+    c_movers: list[ir.Operation]
+    packs_a: bool
+    packs_b: bool
+
+
+def _pack_operand(
+    value: ir.Value, panels: list[int], kr: int, r: int, k_dim: int, element: ir.Type
+) -> tuple[ir.Value, bool]:
+    """A or B (`k_dim` 1 or 0) as micro-panels [X/r][K/kr][kr][r], K padded with zeros to
+    whole panels; `panels` is that shape. A constant is packed here, once: weights packed in
+    the kernel cost a write and a re-read of every weight on every call (ResNet-50's convs
+    pack 94 MB). Returns the packed value and whether the kernel packs it."""
+    k = lb.ranked(value).shape[k_dim]
+    data = constant_data.constant_array(value)
+    if data is None:
+        pad = lb.scalar(element, 0) if k % kr else None
+        dims, perm = ([1, 0], None) if k_dim == 1 else ([0, 1], [1, 0])
+        dest = lb.empty(panels, element)
+        return linalg.pack(
+            value, dest, dims, [kr, r], padding_value=pad, outer_dims_perm=perm
+        ), True
+    rows = data if k_dim == 0 else data.T
+    padded = np.zeros((panels[1] * kr, rows.shape[1]), rows.dtype)
+    padded[:k] = rows
+    # [K/kr, kr, X/r, r] -> [X/r, K/kr, kr, r]
+    layout = padded.reshape(panels[1], kr, panels[0], r).transpose(2, 0, 1, 3)
+    return constant_data.resource_constant(np.ascontiguousarray(layout), element, "packed"), False
+
+
+def _packed_product(matmul: ir.Operation, config: dict) -> _PackedProduct:
     """Rewrites C += A @ B as a contraction of packed micro-panels: A in [M/mr][K/kr][kr][mr],
     B in [N/nr][K/kr][kr][nr] and C in [N/nr][M/mr][mr][nr], unpacked at the end. C is packed
     so that the tiles of consecutive micro-kernels are adjacent; accumulating into C itself
     (tile rows 4 KiB apart at N = 1024) measured 11% slower on 2 threads. A zero C is filled
     in its packed layout rather than filled and then packed. Loop dims (m1, n1, k1, m0, n0,
-    k0). Returns the contraction, then the ops that move C: its pack (if any) and the
-    unpack."""
+    k0)."""
     mr, nr, _ = config["register_tile"]
     kr = config["pack"]
     a, b, c = matmul.operands
@@ -431,18 +483,8 @@ def _packed_product(matmul: ir.Operation, config: dict) -> list[ir.Operation]:
     c_shape = [n // nr, m // mr, mr, nr]
     panels = -(-k // kr)
     with ir.InsertionPoint(matmul), matmul.location:
-        pad = lb.scalar(element, 0) if k % kr else None
-        packed_a = linalg.pack(
-            a, lb.empty([m // mr, panels, kr, mr], element), [1, 0], [kr, mr], padding_value=pad
-        )
-        packed_b = linalg.pack(
-            b,
-            lb.empty([n // nr, panels, kr, nr], element),
-            [0, 1],
-            [kr, nr],
-            padding_value=pad,
-            outer_dims_perm=[1, 0],
-        )
+        packed_a, packs_a = _pack_operand(a, [m // mr, panels, kr, mr], kr, mr, 1, element)
+        packed_b, packs_b = _pack_operand(b, [n // nr, panels, kr, nr], kr, nr, 0, element)
         if _zero_filled(c):
             packed_c = lb.filled(c_shape, element, defining_op(c).operands[0])
         else:
@@ -462,7 +504,9 @@ def _packed_product(matmul: ir.Operation, config: dict) -> list[ir.Operation]:
     matmul.results[0].replace_all_uses_with(result)
     matmul.erase()
     movers = [packed_c.owner.operation] if packed_c.owner.name == "linalg.pack" else []
-    return [product.owner.operation, *movers, result.owner.operation]
+    return _PackedProduct(
+        product.owner.operation, [*movers, result.owner.operation], packs_a, packs_b
+    )
 
 
 def _plan_patch_copy(script: _Script, copy: ir.Operation, config: dict, lanes: int) -> None:
@@ -502,9 +546,7 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
         for op in linalg_ops:
             if strategy == "matmul" and op.name == "linalg.matmul" and config.get("pack"):
                 shape = (*lb.ranked(op.results[0]).shape, lb.ranked(op.operands[0]).shape[1])
-                script.packed_matmul(
-                    [script.match(o) for o in _packed_product(op, config)], config, shape
-                )
+                script.packed_matmul(_packed_product(op, config), config, shape)
             elif strategy == "matmul" and op.name == "linalg.matmul":
                 threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
                 handle = script.split(script.match(op), threads, dim)

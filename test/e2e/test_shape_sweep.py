@@ -212,6 +212,58 @@ def test_conv2d(n, c, h, w, o, kernel, stride, pad, groups, cores):
     check(compile_for(text, cores)(x, weight, bias), expected)
 
 
+def with_resources(text: str, blobs: dict[str, np.ndarray]) -> str:
+    """`text` with each array of `blobs` as a dense_resource blob of that name (as frontends
+    store weights)."""
+    entries = ", ".join(f'{name}: "0x10000000{a.tobytes().hex()}"' for name, a in blobs.items())
+    return f"{text}\n{{-#\n  dialect_resources: {{ builtin: {{ {entries} }} }}\n#-}}\n"
+
+
+# Constant weights are laid out in micro-panels as the kernel compiles, not on every call: a
+# conv's weights are the product's A (the stem's depth 3 * 7 * 7 = 147, padded to whole
+# panels), a linear layer's are its B (a depth of 999 padded too).
+CONSTANT_CONVS = [(3, 224, 64, 7, 2, 3), (64, 56, 64, 3, 1, 1)]
+CONSTANT_LINEARS = [(128, 768, 3072), (64, 999, 1024)]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("c,size,o,kernel,stride,pad", CONSTANT_CONVS)
+def test_conv2d_of_constant_weights(c, size, o, kernel, stride, pad, cores):
+    rng = np.random.default_rng(c + o)
+    x = rng.standard_normal((1, c, size, size), dtype=np.float32)
+    weight = rng.standard_normal((o, c, kernel, kernel), dtype=np.float32)
+    expected = conv_reference(x, weight, np.zeros(o), stride, pad, 1)
+    attrs = (
+        f"strides = array<i64: {stride}, {stride}>, "
+        f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>"
+    )
+    w_type = tensor_type(weight.shape)
+    body = [
+        f'%w = "graph.constant"() {{value = dense_resource<conv_w> : {w_type}}} : () -> {w_type}',
+        f'%r = "graph.conv2d"(%x, %w) {{{attrs}}} : ({tensor_type(x.shape)}, {w_type}) -> '
+        f"{tensor_type(expected.shape)}",
+    ]
+    text = function([("x", list(x.shape))], body, list(expected.shape))
+    check(compile_for(with_resources(text, {"conv_w": weight}), cores)(x), expected)
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("m,k,n", CONSTANT_LINEARS)
+def test_linear_of_constant_weights(m, k, n, cores):
+    rng = np.random.default_rng(m + k + n)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    weight = rng.standard_normal((k, n), dtype=np.float32)
+    w_type, out = tensor_type([k, n]), tensor_type([m, n])
+    body = [
+        f'%w = "graph.constant"() {{value = dense_resource<linear_w> : {w_type}}} : () -> {w_type}',
+        f'%y = "graph.matmul"(%x, %w) : ({tensor_type([m, k])}, {w_type}) -> {out}',
+        f'%r = "graph.relu"(%y) : ({out}) -> {out}',
+    ]
+    text = function([("x", [m, k])], body, [m, n])
+    expected = np.maximum(x.astype(np.float64) @ weight, 0)
+    check(compile_for(with_resources(text, {"linear_w": weight}), cores)(x), expected)
+
+
 # (batch, channels, height, width, kind, kernel, stride, padding (top, left, bottom, right))
 POOLS = [
     (1, 64, 112, 112, "max", 3, 2, (1, 1, 1, 1)),  # ResNet's stem pool

@@ -377,6 +377,63 @@ func.func private @packed_unpack_split(%a: tensor<24x64xf32>, %b: tensor<64x64xf
 
 // -----
 
+// Constant weights are packed once, as the kernel is compiled, not on every call: A here (a
+// dense_resource blob, 8 x 6) becomes a packed constant of 2 panels of 4 x 8, the depth padded
+// from 6 to 8 with zeros; only B is packed in the kernel. The first panel holds A's first four
+// columns, k-major (1, 7, 13, ...); the last two rows of the second panel are the zero pad.
+// MATMUL-LABEL: func.func private @packed_constant_a
+// MATMUL: arith.constant dense_resource<[[BLOB:packed[_0-9]*]]> : tensor<1x2x4x8xf32>
+// MATMUL-NOT: linalg.pack
+// MATMUL: tensor.empty() : tensor<1x2x4x32xf32>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>)
+// MATMUL: [[BLOB]]: "0x040000000000803F0000E04000005041000098410000C8410000F8410000144200002C42
+// MATMUL-SAME: 00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+func.func private @packed_constant_a(%b: tensor<6x32xf32>) -> tensor<8x32xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 8, 32, 8>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %a = arith.constant dense_resource<weights> : tensor<8x6xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<8x6xf32>, tensor<6x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      weights: "0x040000000000803F0000004000004040000080400000A0400000C0400000E0400000004100001041000020410000304100004041000050410000604100007041000080410000884100009041000098410000A0410000A8410000B0410000B8410000C0410000C8410000D0410000D8410000E0410000E8410000F0410000F84100000042000004420000084200000C4200001042000014420000184200001C4200002042000024420000284200002C4200003042000034420000384200003C4200004042"
+    }
+  }
+#-}
+
+// -----
+
+// A constant B (inline dense elements) is packed as the kernel is compiled too: the micro-kernels
+// read its panels (2 x 4 x 32) straight from the constant, with no block buffer to pack into.
+// MATMUL-LABEL: func.func private @packed_constant_b
+// MATMUL: arith.constant dense_resource<[[BLOB:packed[_0-9]*]]> : tensor<1x2x4x32xf32>
+// MATMUL-NOT: tensor.empty() : tensor<1x2x4x32xf32>
+// MATMUL: tensor.empty() : tensor<1x2x4x8xf32>
+// MATMUL-NOT: tensor.empty() : tensor<1x2x4x32xf32>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>)
+// MATMUL-NOT: linalg.pack
+// MATMUL: [[BLOB]]: "0x040000000000C0C10000BEC1
+func.func private @packed_constant_b(%a: tensor<8x6xf32>) -> tensor<8x32xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 4 : i64, tile_sizes = array<i64: 8, 32, 8>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %b = arith.constant dense<"0x0000C0C10000BEC10000BCC10000BAC10000B8C10000B6C10000B4C10000B2C10000B0C10000AEC10000ACC10000AAC10000A8C10000A6C10000A4C10000A2C10000A0C100009EC100009CC100009AC1000098C1000096C1000094C1000092C1000090C100008EC100008CC100008AC1000088C1000086C1000084C1000082C1000080C100007CC1000078C1000074C1000070C100006CC1000068C1000064C1000060C100005CC1000058C1000054C1000050C100004CC1000048C1000044C1000040C100003CC1000038C1000034C1000030C100002CC1000028C1000024C1000020C100001CC1000018C1000014C1000010C100000CC1000008C1000004C1000000C10000F8C00000F0C00000E8C00000E0C00000D8C00000D0C00000C8C00000C0C00000B8C00000B0C00000A8C00000A0C0000098C0000090C0000088C0000080C0000070C0000060C0000050C0000040C0000030C0000020C0000010C0000000C00000E0BF0000C0BF0000A0BF000080BF000040BF000000BF000080BE000000000000803E0000003F0000403F0000803F0000A03F0000C03F0000E03F0000004000001040000020400000304000004040000050400000604000007040000080400000884000009040000098400000A0400000A8400000B0400000B8400000C0400000C8400000D0400000D8400000E0400000E8400000F0400000F84000000041000004410000084100000C4100001041000014410000184100001C4100002041000024410000284100002C4100003041000034410000384100003C4100004041000044410000484100004C4100005041000054410000584100005C4100006041000064410000684100006C4100007041000074410000784100007C41000080410000824100008441000086410000884100008A4100008C4100008E41000090410000924100009441000096410000984100009A4100009C4100009E410000A0410000A2410000A4410000A6410000A8410000AA410000AC410000AE410000B0410000B2410000B4410000B6410000B8410000BA410000BC410000BE41"> : tensor<6x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<8x6xf32>, tensor<6x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
 // Tiles that do not divide their dim are peeled: whole tiles in one loop, the partial tile
 // after it, each with a static shape (10 = 8 + 2 rows, 40 = 32 + 8 columns). Single-tile
 // loops fold away, leaving the k loops.

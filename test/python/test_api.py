@@ -207,6 +207,45 @@ def test_kernels_split_over_the_targets_cores(artifact, tmp_path):
         np.testing.assert_allclose(function(a, b), a @ b, rtol=1e-4, atol=1e-3)
 
 
+def _linear_of_weights(weights: np.ndarray) -> str:
+    """x @ weights (a dense_resource constant, as frontends store weights) then relu."""
+    (k, n), w = weights.shape, f"tensor<{weights.shape[0]}x{weights.shape[1]}xf32>"
+    return f"""
+func.func @main(%x: tensor<32x{k}xf32>) -> tensor<32x{n}xf32> {{
+  %w = "graph.constant"() {{value = dense_resource<w> : {w}}} : () -> {w}
+  %0 = "graph.matmul"(%x, %w) : (tensor<32x{k}xf32>, {w}) -> tensor<32x{n}xf32>
+  %1 = "graph.relu"(%0) : (tensor<32x{n}xf32>) -> tensor<32x{n}xf32>
+  return %1 : tensor<32x{n}xf32>
+}}
+{{-# dialect_resources: {{ builtin: {{ w: "0x10000000{weights.tobytes().hex()}" }} }} #-}}
+"""
+
+
+@pytest.mark.parametrize("artifact", ["jit", "so"])
+def test_large_constants(artifact, tmp_path):
+    """Weights of 1.5 MB (packed into panels as the kernel compiles, on a target whose L2 is
+    smaller than them): a shared library gets their bytes into its object without printing
+    them as LLVM IR."""
+    from strata import compiler, source
+    from strata.dialects import target
+
+    weights = np.random.default_rng(2).standard_normal((750, 512), np.float32)
+    text = _linear_of_weights(weights)
+    small_l2 = dataclasses.replace(target.host_cpu(), l2_bytes=1 << 18)
+    module = source.parse(text, source.make_context())
+    compiler.lower(module, small_l2)
+    compiler.constants_out_of_line(module, small_l2, tmp_path)
+    assert "llvm.module_asm" in module.operation.attributes
+    (blob,) = tmp_path.glob("*.bin")
+    # The weights in panels, the depth padded with zeros from 750 to 752.
+    packed = np.sort(np.fromfile(blob, np.float32))
+    np.testing.assert_array_equal(packed, np.sort(np.append(weights, np.zeros(2 * 512))))
+
+    function = _compiled(text, small_l2, artifact, tmp_path)
+    x = np.random.default_rng(3).standard_normal((32, 750), np.float32)
+    np.testing.assert_allclose(function(x), np.maximum(x @ weights, 0), rtol=1e-4, atol=1e-3)
+
+
 def test_shared_library_needs_only_the_c_library(tmp_path):
     """A conv model (padding and im2col copies between strided buffers) links no MLIR runtime
     library: a fresh process without MLIR loads it."""
