@@ -636,9 +636,33 @@ def decoder_rows(peers: Peers, sequences):
     return rows
 
 
+def with_weights(model):
+    """The model with its weights as a trained model has them: the `light` models make each
+    weight a ConstantOfShape of one value (which onnxruntime folds once, and strata filled on
+    every call), here an initializer of that value times a seeded factor in [0.5, 1.5), so
+    that every runtime reads real arrays, as with a trained model."""
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(0)
+    shapes = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    kept = []
+    for node in model.graph.node:
+        if node.op_type != "ConstantOfShape" or node.input[0] not in shapes:
+            kept.append(node)
+            continue
+        value = numpy_helper.to_array(node.attribute[0].t).reshape(-1)[0]
+        shape = shapes[node.input[0]].astype(int)
+        weights = (value * rng.uniform(0.5, 1.5, shape)).astype(value.dtype)
+        model.graph.initializer.append(numpy_helper.from_array(weights, node.output[0]))
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
+    return model
+
+
 def onnx_model_rows(peers: Peers, names):
-    """ONNX model-zoo architectures (the `light` models shipped with onnx): strata against
-    onnxruntime on the same file, with strata's import and compile time."""
+    """ONNX model-zoo architectures (the `light` models shipped with onnx, with weights; see
+    `with_weights`): strata against onnxruntime on the same model, with strata's import and
+    compile time."""
     if peers.onnx is None:
         return []
     from strata.frontends.onnx import import_model, load
@@ -646,14 +670,14 @@ def onnx_model_rows(peers: Peers, names):
     folder = Path(peers.onnx.__file__).parent / "backend" / "test" / "data" / "light"
     rows = []
     for name in names:
-        path = folder / f"light_{name}.onnx"
+        model = with_weights(load(folder / f"light_{name}.onnx"))
         start = time.perf_counter()
-        fn, _ = peers.compile(import_model(load(path)))
+        fn, _ = peers.compile(import_model(model))
         compile_s = time.perf_counter() - start  # import and compile
         shape = fn.signature.inputs[0].shape
         x = np.random.default_rng(0).random(shape, dtype=np.float32)
         calls = {STRATA: partial(fn, x)}
-        session = peers.ort_session(path)
+        session = peers.ort_session(model)
         if session is not None:
             run = ort_runner(session, [x])
             np.testing.assert_allclose(fn(x), run()[0], rtol=1e-3, atol=1e-4)
