@@ -188,6 +188,20 @@ func.func @conv_28x28(%x: tensor<1x128x28x28xf32>, %w: tensor<128x128x3x3xf32>) 
 
 // -----
 
+// 729 patches of a 27x27 map: padded to whole micro-kernels (736) no block of four of them or
+// more divides them (23 x 32, 46 x 16), so they are padded to whole blocks of four (768: 3
+// blocks of 256), and packed.
+// V4-LABEL: func.func private @conv_27x27_kernel_0
+// V4-SAME: pack = 4 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 256, 144>
+// V3-LABEL: func.func private @conv_27x27_kernel_0
+// V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 256, 144>
+func.func @conv_27x27(%x: tensor<1x32x27x27xf32>, %w: tensor<128x32x3x3xf32>) -> tensor<1x128x27x27xf32> {
+  %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x27x27xf32>, tensor<128x32x3x3xf32>) -> tensor<1x128x27x27xf32>
+  return %0 : tensor<1x128x27x27xf32>
+}
+
+// -----
+
 // A stem on 3 channels: K = 3*7*7 = 147, not whole panels of 4. The packs pad it to 148 with
 // zeros, so the product is packed as any other of its size (Kc = 148).
 // V3-LABEL: func.func private @stem_kernel_0
