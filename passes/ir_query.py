@@ -183,16 +183,19 @@ def buffer_root(buffer: ir.Value) -> ir.Value:
 
 
 def may_alias(a: ir.Value, b: ir.Value) -> bool:
-    """Whether two buffers may share memory. Distinct allocations do not, and neither do
-    distinct arguments of a function (bufferization's contract at function boundaries)."""
+    """Whether two buffers may share memory. Distinct allocations do not, neither do distinct
+    arguments of a function (bufferization's contract at function boundaries), nor globals
+    of distinct names: strata's globals are bufferized constants (weights), reached through
+    memref.get_global only, never passed in as an argument."""
     root_a, root_b = buffer_root(a), buffer_root(b)
     if root_a == root_b:
         return True
-    known = []
-    for root in (root_a, root_b):
-        op = defining_op(root)
-        known.append(
-            (op is not None and op.name in ("memref.alloc", "memref.alloca"))
-            or (op is None and root.owner.owner.operation.name == "func.func")
-        )
+    ops = [defining_op(root) for root in (root_a, root_b)]
+    if all(op is not None and op.name == "memref.get_global" for op in ops):
+        return ops[0].attributes["name"] == ops[1].attributes["name"]
+    known = [
+        (op is not None and op.name in ("memref.alloc", "memref.alloca", "memref.get_global"))
+        or (op is None and root.owner.owner.operation.name == "func.func")
+        for op, root in zip(ops, (root_a, root_b), strict=True)
+    ]
     return not all(known)

@@ -126,3 +126,59 @@ func.func @two_pairs(%buf: memref<8x16xf32>, %x: memref<16xf32>) {
   memref.store %n, %x[%c0] : memref<16xf32>
   return
 }
+
+// -----
+
+// The weights come from a constant global (a conv's, packed or not): a global aliases no
+// argument and no allocation, so the C tile of the output argument is carried as well.
+// CHECK-LABEL: func.func @weights_from_a_global
+// CHECK: %[[C:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[C]]) -> (vector<8x16xf32>)
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.yield
+// CHECK: vector.transfer_write
+memref.global "private" constant @weights : memref<8x64xf32> = dense<1.0>
+func.func @weights_from_a_global(%b: memref<64x16xf32>, %out: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %pad = arith.constant 0.0 : f32
+  %w = memref.get_global @weights : memref<8x64xf32>
+  scf.for %k = %c0 to %c64 step %c1 {
+    %av = vector.transfer_read %w[%c0, %k], %pad {in_bounds = [true, true]} : memref<8x64xf32>, vector<8x1xf32>
+    %bv = vector.transfer_read %b[%k, %c0], %pad {in_bounds = [true]} : memref<64x16xf32>, vector<16xf32>
+    %cv = vector.transfer_read %out[%c0, %c0], %pad {in_bounds = [true, true]} : memref<8x16xf32>, vector<8x16xf32>
+    %ab = vector.broadcast %av : vector<8x1xf32> to vector<16x8x1xf32>
+    %at = vector.shape_cast %ab : vector<16x8x1xf32> to vector<16x8xf32>
+    %a = vector.transpose %at, [1, 0] : vector<16x8xf32> to vector<8x16xf32>
+    %bb = vector.broadcast %bv : vector<16xf32> to vector<8x16xf32>
+    %r = vector.fma %a, %bb, %cv : vector<8x16xf32>
+    vector.transfer_write %r, %out[%c0, %c0] {in_bounds = [true, true]} : vector<8x16xf32>, memref<8x16xf32>
+  }
+  return
+}
+
+// -----
+
+// Kept: the loop reads the global that the slot is in (two get_global ops of one name).
+// CHECK-LABEL: func.func @slot_in_a_global
+// CHECK: scf.for
+// CHECK-NEXT: vector.transfer_read
+// CHECK: vector.transfer_write
+memref.global "private" @table : memref<8x16xf32> = dense<1.0>
+func.func @slot_in_a_global(%out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %pad = arith.constant 0.0 : f32
+  %t = memref.get_global @table : memref<8x16xf32>
+  %u = memref.get_global @table : memref<8x16xf32>
+  scf.for %k = %c0 to %c8 step %c1 {
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true]} : memref<8x16xf32>, vector<16xf32>
+    %w = arith.addf %v, %v : vector<16xf32>
+    vector.transfer_write %w, %t[%c0, %c0] {in_bounds = [true]} : vector<16xf32>, memref<8x16xf32>
+    %x = memref.load %u[%k, %c1] : memref<8x16xf32>
+    memref.store %x, %out[%k] : memref<8xf32>
+  }
+  return
+}
