@@ -601,7 +601,8 @@ DECODERS = {
 def decoder_rows(peers: Peers, sequences):
     """The GPT-2 and LLaMA decoder blocks of examples/decoder_blocks.py (batch 1) through
     torch.export: strata against torch eager and torch.compile (inductor), with strata's
-    import and compile time."""
+    import and compile time. Sequence 1 is a decode step: matrix-vector products that read
+    every weight once."""
     if peers.torch is None:
         return []
     torch = peers.torch
@@ -819,7 +820,7 @@ def run_all(threads: int, args) -> list:
         "rows": lambda: row_norm_rows(peers, 1024, 1024),
         "movement": lambda: movement_rows(peers),
         "examples": lambda: example_model_rows(peers),
-        "decoders": lambda: decoder_rows(peers, [128] if args.quick else [128, 512]),
+        "decoders": lambda: decoder_rows(peers, [1, 128] if args.quick else [1, 128, 512]),
         "onnx": lambda: onnx_model_rows(peers, [m for m in args.models.split(",") if m]),
     }
     wanted = args.only.split(",") if args.only else list(sections)
