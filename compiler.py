@@ -301,9 +301,10 @@ def constants_out_of_line(module: ir.Module, desc: targets.TargetDesc, folder: P
     bytes go to a file in `folder`, which the module's inline assembly includes (`.incbin`)
     where the global is defined; the IR only declares it. Printed as IR, ResNet-50's 100 MB of
     weights made 692 MiB of text that took 79 s to print and 36 s to parse; included, they are
-    copied into the object as they are. For the host, on ELF (the directives are ELF's): the
-    LLVM that emits objects parses assembly for the host only. The files must last until the
-    object is emitted."""
+    copied into the object as they are. Each stays a local symbol, as a private global is,
+    so that objects linked together do not clash. For the host, on ELF (the directives are
+    ELF's): the LLVM that emits objects parses assembly for the host only. The files must
+    last until the object is emitted."""
     if not desc.is_host or "-linux" not in desc.triple:
         return
     asm = []
@@ -324,8 +325,6 @@ def constants_out_of_line(module: ir.Module, desc: targets.TargetDesc, folder: P
         asm += [
             f'.section .rodata.{name},"a"',
             f".balign {alignment}",
-            f".globl {name}",
-            f".hidden {name}",
             f"{name}:",
             f'.incbin "{path}"',
             f".size {name}, {data.nbytes}",
