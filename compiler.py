@@ -16,7 +16,7 @@ from pathlib import Path
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from . import pipelines, source
+from . import mlir_capi, pipelines, source
 from .diagnostics import CompileError, Diagnostic, SourcePos, collecting_errors, source_pos
 from .dialects import target as targets
 from .passes import constant_data
@@ -32,7 +32,6 @@ TARGET_EMITS = {
     "nvvm": ("mlir", "ptx", "cubin", "artifact"),
 }
 
-_MLIR_LIBS = Path(ir.__file__).parent / "_mlir_libs"
 _RUNTIME_LIBS = Path(ir.__file__).parent / "lib"
 
 
@@ -188,24 +187,17 @@ def _cuda_runtime(target: str):
 
 @functools.cache
 def _capi() -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(_MLIR_LIBS / "libMLIRPythonCAPI.so"))
+    lib = mlir_capi.library()
     lib.mlirTranslateModuleToLLVMIRToString.restype = ctypes.c_void_p
     lib.mlirTranslateModuleToLLVMIRToString.argtypes = [ctypes.c_void_p]
     return lib
-
-
-def _operation_pointer(op: ir.Operation) -> int:
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return get(op._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
 
 
 def translate_to_llvm_ir(module: ir.Module) -> str:
     """LLVM IR text of an LLVM-dialect module."""
     lib = _capi()
     with collecting_errors(module.context, "translation to LLVM IR"):
-        raw = lib.mlirTranslateModuleToLLVMIRToString(_operation_pointer(module.operation))
+        raw = lib.mlirTranslateModuleToLLVMIRToString(mlir_capi.pointer(module.operation))
     if not raw:
         raise CompileError("translation to LLVM IR failed")
     try:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
-from pathlib import Path
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
+from .. import mlir_capi
 from ..runtime.abi import dtype_of
 from .ir_query import defining_op
 
@@ -30,24 +30,17 @@ class _ArrayRef(ctypes.Structure):
 
 @functools.cache
 def _blob_reader():
-    import mlir._mlir_libs as libs
-
     try:
-        library = ctypes.CDLL(str(Path(libs.__file__).parent / "libMLIRPythonCAPI.so"))
-        get_data = library._ZN4mlir25DenseResourceElementsAttr7getDataEv
+        get_data = mlir_capi.library()._ZN4mlir25DenseResourceElementsAttr7getDataEv
     except (OSError, AttributeError):
         return None
     # A member function: `this` points at the attribute, one pointer to its storage. The
     # result (pointer, length) comes back in two registers (x86-64 and AArch64 alike).
     get_data.restype = _ArrayRef
     get_data.argtypes = (ctypes.POINTER(ctypes.c_void_p),)
-    capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    capsule_pointer.restype = ctypes.c_void_p
-    capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
 
     def read(attr: ir.Attribute) -> memoryview | None:
-        storage = capsule_pointer(attr._CAPIPtr, b"mlir.ir.Attribute._CAPIPtr")
-        blob = get_data(ctypes.byref(ctypes.c_void_p(storage)))
+        blob = get_data(ctypes.byref(ctypes.c_void_p(mlir_capi.pointer(attr))))
         if not blob.data or not blob.size:
             return None
         return memoryview((ctypes.c_char * blob.size).from_address(blob.data)).cast("B")

@@ -228,13 +228,12 @@ class _Script:
         any_op = "!transform.any_op"
         generic, pack = (f'!transform.op<"linalg.{name}">' for name in ("generic", "pack"))
         self.lines.append(f"    %gc{n} = transform.cast {handle} : {any_op} to {generic}")
-        for operand, packs in enumerate((packed.packs_a, packed.packs_b)):
+        for operand, (letter, packs) in enumerate((("a", packed.packs_a), ("b", packed.packs_b))):
             if packs:
                 self.lines += [
-                    f"    %p{'ab'[operand]}{n}t = transform.get_producer_of_operand "
-                    f"%gc{n}[{operand}] : ({generic}) -> {pack}",
-                    f"    %p{'ab'[operand]}{n}ta = transform.cast %p{'ab'[operand]}{n}t : "
-                    f"{pack} to {any_op}",
+                    f"    %p{letter}{n}t = transform.get_producer_of_operand %gc{n}[{operand}] : "
+                    f"({generic}) -> {pack}",
+                    f"    %p{letter}{n}ta = transform.cast %p{letter}{n}t : {pack} to {any_op}",
                 ]
         threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
         rows = self.split(f"%gc{n}", threads, dim, generic)
@@ -443,12 +442,13 @@ class _PackedProduct:
 
 
 def _pack_operand(
-    value: ir.Value, panels: list[int], kr: int, r: int, k_dim: int, element: ir.Type
+    value: ir.Value, panels: list[int], k_dim: int, element: ir.Type
 ) -> tuple[ir.Value, bool]:
     """A or B (`k_dim` 1 or 0) as micro-panels [X/r][K/kr][kr][r], K padded with zeros to
     whole panels; `panels` is that shape. A constant is packed here, once: weights packed in
     the kernel cost a write and a re-read of every weight on every call (ResNet-50's convs
     pack 94 MB). Returns the packed value and whether the kernel packs it."""
+    blocks, depth, kr, r = panels
     k = lb.ranked(value).shape[k_dim]
     data = constant_data.constant_array(value)
     if data is None:
@@ -459,10 +459,10 @@ def _pack_operand(
             value, dest, dims, [kr, r], padding_value=pad, outer_dims_perm=perm
         ), True
     rows = data if k_dim == 0 else data.T
-    padded = np.zeros((panels[1] * kr, rows.shape[1]), rows.dtype)
+    padded = np.zeros((depth * kr, rows.shape[1]), rows.dtype)
     padded[:k] = rows
     # [K/kr, kr, X/r, r] -> [X/r, K/kr, kr, r]
-    layout = padded.reshape(panels[1], kr, panels[0], r).transpose(2, 0, 1, 3)
+    layout = padded.reshape(depth, kr, blocks, r).transpose(2, 0, 1, 3)
     return constant_data.resource_constant(np.ascontiguousarray(layout), element, "packed"), False
 
 
@@ -483,8 +483,8 @@ def _packed_product(matmul: ir.Operation, config: dict) -> _PackedProduct:
     c_shape = [n // nr, m // mr, mr, nr]
     panels = -(-k // kr)
     with ir.InsertionPoint(matmul), matmul.location:
-        packed_a, packs_a = _pack_operand(a, [m // mr, panels, kr, mr], kr, mr, 1, element)
-        packed_b, packs_b = _pack_operand(b, [n // nr, panels, kr, nr], kr, nr, 0, element)
+        packed_a, packs_a = _pack_operand(a, [m // mr, panels, kr, mr], 1, element)
+        packed_b, packs_b = _pack_operand(b, [n // nr, panels, kr, nr], 0, element)
         if _zero_filled(c):
             packed_c = lb.filled(c_shape, element, defining_op(c).operands[0])
         else:
