@@ -340,6 +340,32 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// SqueezeNet's classifier on 2 cores: 1000 filters by 169 patches leave the threads no whole
+// micro-kernels unpacked, so the patches are padded to 192 and packed, in blocks of 200 rows
+// (none near the 128 of the L2 limit divides 1000), and the threads split the columns. On one
+// core the same conv stays unpacked (169 columns: no padding to pay for).
+// CORES-LABEL: func.func private @classifier_kernel_0
+// CORES-SAME: im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, pack = 4 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 200, 96, 128>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @classifier(%x: tensor<1x512x13x13xf32>, %w: tensor<1000x512x1x1xf32>) -> tensor<1x1000x13x13xf32> {
+    %0 = "graph.conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x512x13x13xf32>, tensor<1000x512x1x1xf32>) -> tensor<1x1000x13x13xf32>
+    return %0 : tensor<1x1000x13x13xf32>
+  }
+}
+
+// -----
+
+// CORES-LABEL: func.func private @classifier_one_core_kernel_0
+// CORES-SAME: tile.config = {im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 169, 128>, vector_size = 16 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @classifier_one_core(%x: tensor<1x512x13x13xf32>, %w: tensor<1000x512x1x1xf32>) -> tensor<1x1000x13x13xf32> {
+    %0 = "graph.conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x512x13x13xf32>, tensor<1000x512x1x1xf32>) -> tensor<1x1000x13x13xf32>
+    return %0 : tensor<1x1000x13x13xf32>
+  }
+}
+
+// -----
+
 // A kernel already lowered to buffers has no graph ops to tile: it keeps its loops.
 // CORES-LABEL: func.func private @lowered
 // CORES-SAME: tile.config = {strategy = "loops"}
