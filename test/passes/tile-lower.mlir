@@ -316,9 +316,12 @@ func.func private @packed_odd_depth(%a: tensor<64x30xf32>, %b: tensor<30x64xf32>
 // -----
 
 // With M split over the threads, every thread reads all of B: each packs the blocks itself,
-// in its own N and K block loops (a 2 x 8 x 4 x 32 block buffer), like a single thread.
+// in its own N and K block loops (a 2 x 8 x 4 x 32 block buffer), like a single thread. Each
+// zeroes its own share of C (2 panels x 4 tiles), not the caller all of it before the fork.
 // MATMUL-LABEL: func.func private @packed_m_split
-// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x8x8x32xf32>)
+// MATMUL: [[PACKED_C:%.*]] = tensor.empty() : tensor<2x8x8x32xf32>
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = [[PACKED_C]]) -> (tensor<2x8x8x32xf32>)
+// MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4x8x32xf32>)
 // MATMUL: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c8
 // MATMUL: tensor.empty() : tensor<2x8x4x32xf32>
 // MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
