@@ -77,15 +77,15 @@ func.func private @temporaries(%x: memref<1024xf32>, %y: memref<256x1024xf32>) {
 
 // -----
 
-// Two loops over one row of %x (softmax's max, then its exponentials): only the first
-// prefetches the next row; the second would ask for lines already on their way. %y is first
-// written in the second loop: that loop prefetches it.
+// Two loops over one row of %x (softmax's max, then its exponentials): only the last
+// prefetches the next row, when this row's reads hit L1 and its arithmetic overlaps the
+// fetches. %y is written in the second loop: that loop prefetches it.
 // CHECK-LABEL: func.func private @two_passes
 // CHECK: scf.for
-// CHECK: memref.prefetch %arg0
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.load %arg0
 // CHECK: scf.for
-// CHECK-NOT: memref.prefetch %arg0
+// CHECK: memref.prefetch %arg0{{.*}}, read, locality<3>
 // CHECK: vector.load %arg0
 // CHECK: memref.prefetch %arg1{{.*}}, write, locality<3>
 // CHECK: vector.store {{.*}}, %arg1
