@@ -223,9 +223,10 @@ def with_resources(text: str, blobs: dict[str, np.ndarray]) -> str:
 # Constant weights are laid out in micro-panels as the kernel compiles, not on every call: a
 # conv's weights are the product's A (the stem's depth 3 * 7 * 7 = 147, padded to whole
 # panels; SqueezeNet's classifier, 1000 filters, in blocks of 200 rows on 2 cores), a linear
-# layer's are its B (a depth of 999 padded too).
+# layer's are its B (a depth of 999 padded too; a decode step's one row walks each panel down
+# all of K).
 CONSTANT_CONVS = [(3, 224, 64, 7, 2, 3), (64, 56, 64, 3, 1, 1), (512, 13, 1000, 1, 1, 0)]
-CONSTANT_LINEARS = [(128, 768, 3072), (64, 999, 1024)]
+CONSTANT_LINEARS = [(128, 768, 3072), (64, 999, 1024), (1, 1024, 2816), (1, 2816, 1024)]
 
 
 @pytest.mark.parametrize("cores", CORES)

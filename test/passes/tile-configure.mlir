@@ -340,6 +340,24 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A decode step (one row) by constant weights, packed as they compile: no second row of
+// micro-kernels reuses a panel, so each walks its panel down all of K (blocks 1024 deep), one
+// stream; weights given at run time are packed block by block, 64 deep.
+// CORES-LABEL: func.func private @decode_kernel_0
+// CORES-SAME: register_tile = array<i64: 1, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 1, 704, 1024>
+// CORES-LABEL: func.func private @decode_kernel_1
+// CORES-SAME: register_tile = array<i64: 1, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 1, 704, 64>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @decode(%x: tensor<1x1024xf32>, %b: tensor<1024x2816xf32>) -> (tensor<1x2816xf32>, tensor<1x2816xf32>) {
+    %w = "graph.constant"() {value = dense<0.5> : tensor<1024x2816xf32>} : () -> tensor<1024x2816xf32>
+    %0 = "graph.matmul"(%x, %w) : (tensor<1x1024xf32>, tensor<1024x2816xf32>) -> tensor<1x2816xf32>
+    %1 = "graph.matmul"(%x, %b) : (tensor<1x1024xf32>, tensor<1024x2816xf32>) -> tensor<1x2816xf32>
+    return %0, %1 : tensor<1x2816xf32>, tensor<1x2816xf32>
+  }
+}
+
+// -----
+
 // SqueezeNet's classifier on 2 cores: 1000 filters by 169 patches leave the threads no whole
 // micro-kernels unpacked, so the patches are padded to 192 and packed, in blocks of 200 rows
 // (none near the 128 of the L2 limit divides 1000), and the threads split the columns. On one
