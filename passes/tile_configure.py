@@ -269,11 +269,7 @@ def im2col_columns(columns: int, nr: int, packed: bool) -> int:
     Padded, the rows start on cache lines, no micro-kernel is cut short and the blocks can
     divide them, so a large product is packed: as matmuls of those shapes on 1 thread,
     SqueezeNet's 3x3 convs on 55x55 (3025 columns, 3040 padded) went from 71 to 88 GFLOP/s at
-    best and its classifier on 13x13 (169, 176) from 53 to 89. A 7x7 map (49 columns, 64) pays
-    for its extra 31% only when packed: a 3x3 conv of 512 channels there, 1 thread, medians,
-    37 -> 44 GFLOP/s, where a 1x1 conv of 1024 to 2048 channels (unpacked) lost 16%. So
-    padded patches are packed even where B fits in L2 (`_conv_config`): ResNet-50's 1x1 convs
-    on 7x7 maps 1.14-1.26x on 1 thread, medians."""
+    best. `_conv_config` decides whether a conv takes the packed padding (up to half)."""
     padded = -(-columns // nr) * nr
     if columns <= nr or 8 * (padded - columns) > (4 if packed else 1) * columns:
         return columns
@@ -301,12 +297,24 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
     m, n, k = weight[0], out[0] * out[2] * out[3], math.prod(weight[1:])
     nr = register_tile(desc)[1]
     padded = im2col_columns(n, nr, packed=True)
-    # Padded patches are packed even where B fits in L2: the pad pays only in packed panels.
-    config = _matmul_config(desc, m, padded, k, pack_small=True) if padded != n else None
-    if config is None or im2col_columns(n, nr, packed="pack" in config) != padded:
-        config = _matmul_config(desc, m, n, k)
-    if config is not None:
-        config["im2col"] = 1
+    config = _matmul_config(desc, m, n, k)
+    if padded != n:
+        # Padded patches are packed even where B fits in L2 (the pad pays only in packed
+        # panels), where the pad is at most an eighth, where unpadded the last micro-kernel
+        # would hold under an eighth of its columns (a 7x7 map's 49 = 3 x 16 + 1 on AVX2:
+        # ResNet-50's 1x1 convs there 1.14-1.26x padded on 1 thread of a znver3), or where
+        # it lets more threads split the product (SqueezeNet's classifier: 169 columns, 192
+        # padded, on 2 cores). A larger pad no longer pays for itself: on 1 thread of a
+        # znver4 (49 = 32 + 17), medians, ResNet-50's 3x3 conv on 7x7 73 -> 87 GFLOP/s
+        # unpadded (110 -> 170 on 2 threads), on 14x14 (196 = 6 x 32 + 4, 224 padded)
+        # 95 -> 105, its 1x1 convs there 1.07-1.15x (1.05-1.35x on 2).
+        wide = _matmul_config(desc, m, padded, k, pack_small=True)
+        small = 8 * (padded - n) <= n
+        sliver = 8 * (n % nr) < nr
+        more_threads = wide.get("threads", 1) > config.get("threads", 1)
+        if "pack" in wide and (small or sliver or more_threads):
+            config = wide
+    config["im2col"] = 1
     return config
 
 

@@ -151,7 +151,9 @@ CONVS = [
     (1, 16, 55, 55, 64, 3, 1, 1, 1),  # SqueezeNet's expand 3x3: odd rows, 3025 columns
     (1, 32, 27, 27, 128, 3, 1, 1, 1),  # 729 columns: packed, padded to 768
     (1, 512, 13, 13, 1000, 1, 1, 0, 1),  # SqueezeNet's classifier: 169 columns
-    (1, 2048, 7, 7, 512, 1, 1, 0, 1),  # ResNet's last stage: 49 columns padded and packed
+    (1, 2048, 7, 7, 512, 1, 1, 0, 1),  # ResNet's last stage: 49 columns (padded on AVX2)
+    (1, 512, 7, 7, 512, 3, 1, 1, 1),  # its 3x3 conv there
+    (1, 256, 14, 14, 256, 3, 1, 1, 1),  # a 3x3 conv on 196 columns
     (1, 1024, 14, 14, 2048, 1, 2, 0, 1),  # its strided projection onto 7x7
     (1, 3, 224, 224, 64, 7, 2, 3, 1),  # a stem
     (1, 96, 28, 28, 96, 3, 1, 1, 96),  # depthwise

@@ -213,8 +213,8 @@ func.func @stem(%x: tensor<1x3x224x224xf32>, %w: tensor<64x3x7x7xf32>) -> tensor
 
 // -----
 
-// A 7x7 map's 49 patches are padded to 64 and packed though B fits in L2: the pad pays only
-// in packed panels (unpacked, the last micro-kernel is one column).
+// On AVX2 a 7x7 map's 49 patches are padded to 64 and packed though B fits in L2: the pad
+// pays only in packed panels (unpacked, the last micro-kernel is one column of 16).
 // V3-LABEL: func.func private @conv_7x7_kernel_0
 // V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 64, 256>
 func.func @conv_7x7(%x: tensor<1x2048x7x7xf32>, %w: tensor<512x2048x1x1xf32>) -> tensor<1x512x7x7xf32> {
@@ -353,6 +353,23 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
     %0 = "graph.matmul"(%x, %w) : (tensor<1x1024xf32>, tensor<1024x2816xf32>) -> tensor<1x2816xf32>
     %1 = "graph.matmul"(%x, %b) : (tensor<1x1024xf32>, tensor<1024x2816xf32>) -> tensor<1x2816xf32>
     return %0, %1 : tensor<1x2816xf32>, tensor<1x2816xf32>
+  }
+}
+
+// -----
+
+// On AVX-512 micro-kernels are 32 wide: a 7x7 map's 49 patches (32 + 17) and a 14x14 map's
+// 196 (6 x 32 + 4) are not padded to 64 and 224 (a pad of more than an eighth, which the last
+// micro-kernel would not have needed); unpacked, as B fits in L2.
+// CORES-LABEL: func.func private @small_maps_kernel_0
+// CORES-SAME: tile.config = {im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 49, 128>, vector_size = 16 : i64}
+// CORES-LABEL: func.func private @small_maps_kernel_1
+// CORES-SAME: tile.config = {im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 196, 128>, vector_size = 16 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @small_maps(%x: tensor<1x2048x7x7xf32>, %w: tensor<512x2048x1x1xf32>, %y: tensor<1x256x14x14xf32>, %v: tensor<256x256x3x3xf32>) -> (tensor<1x512x7x7xf32>, tensor<1x256x14x14xf32>) {
+    %0 = "graph.conv2d"(%x, %w) : (tensor<1x2048x7x7xf32>, tensor<512x2048x1x1xf32>) -> tensor<1x512x7x7xf32>
+    %1 = "graph.conv2d"(%y, %v) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
+    return %0, %1 : tensor<1x512x7x7xf32>, tensor<1x256x14x14xf32>
   }
 }
 
