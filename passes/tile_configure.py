@@ -314,8 +314,29 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
         more_threads = wide.get("threads", 1) > config.get("threads", 1)
         if "pack" in wide and (small or sliver or more_threads):
             config = wide
+    split = _columns_for_threads(desc, m, n, k, nr, config)
+    if split is not None:
+        config = split
     config["im2col"] = 1
     return config
+
+
+def _columns_for_threads(desc, m, n, k, nr, config: dict) -> dict | None:
+    """A packed config whose threads split N, the patches padded (by up to an eighth) to whole
+    blocks for each thread, where `config` has them split M (or not at all) with no more rows
+    than columns: each thread then packs all of B for a share of few rows. SqueezeNet's convs
+    on 55x55 (3025 columns: 3040 split M, 16 or 64 rows; 3072 split N) on 2 threads of a
+    znver4, medians: the whole model 6.07 -> 5.59 ms."""
+    if desc.cores < 2 or m > n or config.get("thread_dim") == 1:
+        return None
+    step = desc.cores * nr
+    columns = -(-n // step) * step
+    if columns == n or 8 * (columns - n) > n:
+        return None
+    wide = _matmul_config(desc, m, columns, k, pack_small=True)
+    if "pack" not in wide or wide.get("thread_dim") != 1 or wide["tile_sizes"][1] < 4 * nr:
+        return None
+    return {**wide, "columns": columns}
 
 
 def _depthwise_config(desc, conv: ir.Operation) -> dict | None:
@@ -591,6 +612,7 @@ CONFIG_KEYS = {
     "chunks": int,
     "pack": int,
     "im2col": int,
+    "columns": int,
     # GPU strategies (gpu_tiles.py)
     "block_tile": list,
     "warp_tile": list,

@@ -370,14 +370,15 @@ def _zero_filled(value: ir.Value) -> bool:
 
 
 def _im2col(
-    conv: ir.Operation, nr: int, packed: bool
+    conv: ir.Operation, nr: int, packed: bool, columns: int | None = None
 ) -> tuple[ir.Operation, ir.Operation | None, bool]:
     """Rewrites an NCHW conv (zero-initialized) as weights [O, C*KH*KW] times patches
     [C*KH*KW, N*OH*OW], a linalg.matmul whose result is the output in [O, N, OH, OW] order (for
     N = 1, NCHW itself). Patches are K-major: the copy of one patch row reads a contiguous run
     of input pixels. Patch rows are padded with zero columns to `im2col_columns` (for
-    micro-kernels `nr` wide, a `packed` product or not), and the product's extra columns
-    dropped. A 1x1 conv of stride 1 on one image needs no patches: its input is the matrix.
+    micro-kernels `nr` wide, a `packed` product or not), or to `columns` where the config
+    states them, and the product's extra columns dropped. A 1x1 conv of stride 1 on one image
+    needs no patches: its input is the matrix.
     Returns the matmul, the patch copy (the conv and None if it does not apply, or there is no
     copy) and whether the copy's patch rows read contiguous runs (a stride of 1)."""
     x, w, init = conv.operands
@@ -392,7 +393,7 @@ def _im2col(
     element = out.element_type
     d = [ir.AffineDimExpr.get(i) for i in range(6)]  # c, kh, kw, n, oh, ow
     depth, cols = c * kh * kw, n * oh * ow
-    padded = im2col_columns(cols, nr, packed)
+    padded = columns or im2col_columns(cols, nr, packed)
     by_patch = [[0, 1, 2], [3, 4, 5]]
     # The input as it is: ResNet-50's 1x1 convs copied 0.4-3.2 MB of it each.
     direct = n == 1 and (kh, kw, sh, sw) == (1, 1, 1, 1) and padded == cols
@@ -550,7 +551,7 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                     rewritten.append(op)
                     continue
                 nr = config["register_tile"][1]
-                product, patch_copy, runs = _im2col(op, nr, "pack" in config)
+                product, patch_copy, runs = _im2col(op, nr, "pack" in config, config.get("columns"))
                 rewritten.append(product)
                 if patch_copy is not None:
                     _plan_patch_copy(script, patch_copy, config, lanes if runs else 0)

@@ -375,6 +375,20 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// SqueezeNet's squeeze conv on 55x55 on 2 cores: 3025 patches padded to 3040 would leave the
+// threads only M to split (16 rows: each thread would pack all of B for 8); padded to 3072,
+// each thread packs and computes 1536 columns of its own.
+// CORES-LABEL: func.func private @squeeze_kernel_0
+// CORES-SAME: tile.config = {columns = 3072 : i64, im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, pack = 4 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 16, 768, 64>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @squeeze(%x: tensor<1x64x55x55xf32>, %w: tensor<16x64x1x1xf32>) -> tensor<1x16x55x55xf32> {
+    %0 = "graph.conv2d"(%x, %w) : (tensor<1x64x55x55xf32>, tensor<16x64x1x1xf32>) -> tensor<1x16x55x55xf32>
+    return %0 : tensor<1x16x55x55xf32>
+  }
+}
+
+// -----
+
 // SqueezeNet's classifier on 2 cores: 1000 filters by 169 patches leave the threads no whole
 // micro-kernels unpacked, so the patches are padded to 192 and packed, in blocks of 200 rows
 // (none near the 128 of the L2 limit divides 1000), and the threads split the columns. On one

@@ -180,6 +180,27 @@ func.func private @conv_padded_columns(%x: tensor<1x2x9x11xf32>, %w: tensor<8x2x
 
 // -----
 
+// `columns` in the config sets the patch rows' length (here 96, for threads that split N into
+// whole blocks): the pad of 33 columns is zeroed, the product is 96 wide, and its extra
+// columns are dropped.
+// MATMUL-LABEL: func.func private @conv_stated_columns
+// MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<18x33xf32>)
+// MATMUL: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [18, 63] [1, 1] : tensor<18x63xf32> into tensor<18x96xf32>
+// MATMUL: tensor.extract_slice %{{.*}}[0, 0] [8, 63] [1, 1] : tensor<8x96xf32> to tensor<8x63xf32>
+func.func private @conv_stated_columns(%x: tensor<1x2x9x11xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x7x9xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, columns = 96 : i64, tile_sizes = array<i64: 8, 96, 18>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 16, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x7x9xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x7x9xf32>) -> tensor<1x8x7x9xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x9x11xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x7x9xf32>) -> tensor<1x8x7x9xf32>
+  return %r : tensor<1x8x7x9xf32>
+}
+
+// -----
+
 // With threads, the patch copy is split over them too, along C where they divide it: each
 // copies the patch rows of one channel. Threads split the product along N here.
 // MATMUL-LABEL: func.func private @conv_threads
