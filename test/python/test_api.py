@@ -225,24 +225,25 @@ func.func @main(%x: tensor<32x{k}xf32>) -> tensor<32x{n}xf32> {{
 def test_large_constants(artifact, tmp_path):
     """Weights of 1.5 MB (packed into panels as the kernel compiles, on a target whose L2 is
     smaller than them): a shared library gets their bytes into its object without printing
-    them as LLVM IR."""
+    them as LLVM IR. The caches are stated, so that the blocks (and the packing) are those of
+    any host: a depth of 766, padded to 768, is 6 blocks of 128 for a 32 KiB L1."""
     from strata import compiler, source
     from strata.dialects import target
 
-    weights = np.random.default_rng(2).standard_normal((750, 512), np.float32)
+    weights = np.random.default_rng(2).standard_normal((766, 512), np.float32)
     text = _linear_of_weights(weights)
-    small_l2 = dataclasses.replace(target.host_cpu(), l2_bytes=1 << 18)
+    small_l2 = dataclasses.replace(target.host_cpu(), l1_bytes=1 << 15, l2_bytes=1 << 18)
     module = source.parse(text, source.make_context())
     compiler.lower(module, small_l2)
     compiler.constants_out_of_line(module, small_l2, tmp_path)
     assert "llvm.module_asm" in module.operation.attributes
     (blob,) = tmp_path.glob("*.bin")
-    # The weights in panels, the depth padded with zeros from 750 to 752.
+    # The weights in panels, the depth padded with zeros from 766 to 768.
     packed = np.sort(np.fromfile(blob, np.float32))
     np.testing.assert_array_equal(packed, np.sort(np.append(weights, np.zeros(2 * 512))))
 
     function = _compiled(text, small_l2, artifact, tmp_path)
-    x = np.random.default_rng(3).standard_normal((32, 750), np.float32)
+    x = np.random.default_rng(3).standard_normal((32, 766), np.float32)
     np.testing.assert_allclose(function(x), np.maximum(x @ weights, 0), rtol=1e-4, atol=1e-3)
 
 
