@@ -100,10 +100,40 @@ def parse(
                 start = (first_line - 1, 9) if first_line > 1 else (0, 0)
                 module = as_module(_parse_wrapped(padded, name), ir.Location.file(name, *start))
         except ir.MLIRError as error:
-            raise from_mlir_error(error) from None
+            raise _with_position(from_mlir_error(error), padded, name) from None
+        except CompileError as error:
+            raise _with_position(error, padded, name) from None
         if verify and not dialects.verify_semantics(module.operation):
             raise CompileError(collector.errors)
     return module
+
+
+def _with_position(error: CompileError, text: str, name: str) -> CompileError:
+    """`error`, or where it carries no position (a strata op's parser failed), the located
+    error of `_custom_form_op`."""
+    if any(diag.pos for diag in error.diagnostics):
+        return error
+    return _custom_form_op(text, name) or error
+
+
+def _custom_form_op(text: str, name: str) -> CompileError | None:
+    """The first strata op that `text` writes in custom form (`graph.relu %x`): strata's ops
+    are IRDL definitions, which parse only in generic form, and their parser fails without a
+    diagnostic (MLIR then reports only 'Unable to parse module assembly')."""
+    names = sorted((f"{d.name}.{op}" for d in dialects.DIALECTS for op in d.ops), key=len)
+    alternatives = "|".join(re.escape(op) for op in reversed(names))
+    statement = re.compile(rf"(?m)^[ \t]*(?:%[^=\n]*=[ \t]*)?({alternatives})\b")
+    for match in statement.finditer(text):
+        before = text[: match.start(1)].rstrip()
+        if before.endswith(",") or re.search(r"attributes\s*\{$", before):
+            continue  # an entry of an attribute dictionary (`tile.config = {...}`)
+        op = match.group(1)
+        message = (
+            f"custom op '{op}' cannot be parsed: strata's ops are written in generic form, "
+            f'"{op}"(operands) {{attributes}} : (operand types) -> result types'
+        )
+        return _located(text, match.start(1), name, 1, message)
+    return None
 
 
 MAX_NESTING = 1000

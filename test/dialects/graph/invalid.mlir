@@ -542,3 +542,13 @@ func.func @lrn_size(%a: tensor<1x2x3xf32>) {
   %0 = "graph.lrn"(%a) {size = 0 : i64} : (tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
   return
 }
+
+// -----
+
+// strata's ops parse only in generic form: their custom form gets a located error (MLIR's
+// parser of an IRDL op fails without one).
+func.func @custom_form(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{custom op 'graph.relu' cannot be parsed: strata's ops are written in generic form, "graph.relu"(operands) {attributes} : (operand types) -> result types}}
+  %0 = graph.relu %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
