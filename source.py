@@ -124,7 +124,8 @@ def _custom_form_op(text: str, name: str) -> CompileError | None:
     alternatives = "|".join(re.escape(op) for op in reversed(names))
     statement = re.compile(rf"(?m)^[ \t]*(?:%[^=\n]*=[ \t]*)?({alternatives})\b")
     for match in statement.finditer(text):
-        before = text[: match.start(1)].rstrip()
+        # What precedes it on earlier lines (a short window: this runs on every candidate).
+        before = text[max(0, match.start(1) - 256) : match.start(1)].rstrip()
         if before.endswith(",") or re.search(r"attributes\s*\{$", before):
             continue  # an entry of an attribute dictionary (`tile.config = {...}`)
         op = match.group(1)
