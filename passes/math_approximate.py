@@ -16,7 +16,8 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   may be under 2^-126) gives 0, so that no subnormal reaches the products after it, and 2^k
   is one factor: an absolute error under 1.7e-38, 2 ulp elsewhere; with `ninf` (no result
   overflows, as for softmax's x - max), x is not clamped from above.
-- log, 2 ulp: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
+- log, 1 ulp (0.95 at most over every positive normal f32): mantissa in [sqrt(1/2), sqrt(2))
+  by integer arithmetic alone, f + f^2 Q(f) with Q a degree-8 minimax polynomial;
   subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf;
   a vector of normal positive finite x only skips these cases (one any-lane branch).
 - log1p, 3 ulp: log(1 + x) times x / ((1 + x) - 1). `log(1 + x)`, as importers write
@@ -289,17 +290,20 @@ def _exp(x: ir.Value, *, op: ir.Operation) -> ir.Value:
 # ----------------------------------------------------------------------------------------------
 # log, log1p
 
-_SQRT_HALF = 0.707106781186547524
-_LOG_COEFFICIENTS = (  # Cephes' logf polynomial, x^8 .. x^0
-    7.0376836292e-2,
-    -1.1514610310e-1,
-    1.1676998740e-1,
-    -1.2420140846e-1,
-    1.4249322787e-1,
-    -1.6668057665e-1,
-    2.0000714765e-1,
-    -2.4999993993e-1,
-    3.3333331174e-1,
+_SQRT_HALF_BITS = 0x3F3504F3  # sqrt(1/2) as f32
+# log(1 + f) = f + f^2 Q(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1): Q's coefficients f^8 .. f^0,
+# a minimax fit of (log(1 + f) - f + f^2 / 2) / f^3 weighted by the relative error it makes
+# in log (2^-25.1), then f P(f) - 1/2.
+_LOG_COEFFICIENTS = (
+    -0.07859673351049423,
+    0.1275896281003952,
+    -0.1307319551706314,
+    0.1419782042503357,
+    -0.16632233560085297,
+    0.2000161111354828,
+    -0.2500056028366089,
+    0.33333325386047363,
+    -0.5,
 )
 _SMALLEST_NORMAL = 2.0**-126
 
@@ -316,12 +320,25 @@ def log_f32(x: ir.Value) -> ir.Value:
     return _branch_on_any_lane(special, [t], lambda: [_log_any(x)], lambda: [_log_normal(x)])[0]
 
 
-def _log_normal(x: ir.Value) -> ir.Value:
-    """log(x) for normal, positive, finite x."""
-    i32 = _i32(x.type)
-    bits = arith.bitcast(i32, x)
-    exponent = arith.subi(arith.shrui(bits, _const(i32, 23)), _const(i32, 126))
-    return _log_of_parts(bits, exponent)
+def _log_normal(x: ir.Value, exponent_offset: ir.Value | None = None) -> ir.Value:
+    """log(2^exponent_offset x) for normal, positive, finite x: x = 2^e m with m in
+    [sqrt(1/2), sqrt(2)) by integer arithmetic alone (x's bits less sqrt(1/2)'s: e in the
+    bits above the mantissa, m's offset from sqrt(1/2) below), no compare or select; then
+    f = m - 1 (exact) and log = e ln2 + f + f^2 Q(f), ln2 in two parts."""
+    t = x.type
+    i32 = _i32(t)
+    offset = arith.subi(arith.bitcast(i32, x), _const(i32, _SQRT_HALF_BITS))
+    exponent = arith.shrsi(offset, _const(i32, 23))
+    if exponent_offset is not None:
+        exponent = arith.addi(exponent, exponent_offset)
+    e = arith.sitofp(t, exponent)
+    mantissa_bits = arith.addi(
+        arith.andi(offset, _const(i32, 0x007FFFFF)), _const(i32, _SQRT_HALF_BITS)
+    )
+    f = arith.subf(arith.bitcast(t, mantissa_bits), _const(t, 1.0))
+    small = arith.mulf(arith.mulf(f, f), _horner(f, _LOG_COEFFICIENTS))
+    small = _fma(e, _const(t, _LN2_LO), small)
+    return _fma(e, _const(t, _LN2_HI), arith.addf(f, small))
 
 
 def _log_any(x: ir.Value) -> ir.Value:
@@ -330,30 +347,11 @@ def _log_any(x: ir.Value) -> ir.Value:
     # Subnormals carry fewer mantissa bits: scale them into the normal range first.
     subnormal = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL))
     scaled = arith.select(subnormal, arith.mulf(x, _const(t, 2.0**23)), x)
-    bits = arith.bitcast(i32, scaled)
-    exponent = arith.subi(arith.shrui(bits, _const(i32, 23)), _const(i32, 126))
-    exponent = arith.select(subnormal, arith.subi(exponent, _const(i32, 23)), exponent)
-    y = _log_of_parts(bits, exponent)
+    offset = arith.select(subnormal, _const(i32, -23), _const(i32, 0))
+    y = _log_normal(scaled, offset)
     y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, math.inf)), x, y)
     y = arith.select(arith.cmpf(Cmp.OEQ, x, _const(t, 0.0)), _const(t, -math.inf), y)
     return arith.select(arith.cmpf(Cmp.ULT, x, _const(t, 0.0)), _const(t, math.nan), y)
-
-
-def _log_of_parts(bits: ir.Value, exponent: ir.Value) -> ir.Value:
-    """log(m 2^exponent) for the mantissa bits `bits` of a normal number (m in [0.5, 1))."""
-    i32 = bits.type
-    t = _f32(i32)
-    mantissa_bits = arith.ori(arith.andi(bits, _const(i32, 0x007FFFFF)), _const(i32, 0x3F000000))
-    m = arith.bitcast(t, mantissa_bits)  # in [0.5, 1)
-    low = arith.cmpf(Cmp.OLT, m, _const(t, _SQRT_HALF))
-    e = arith.sitofp(t, arith.select(low, arith.subi(exponent, _const(i32, 1)), exponent))
-    one = _const(t, 1.0)
-    f = arith.select(low, arith.subf(arith.addf(m, m), one), arith.subf(m, one))
-    z = arith.mulf(f, f)
-    y = arith.mulf(arith.mulf(f, z), _horner(f, _LOG_COEFFICIENTS))
-    y = arith.addf(y, arith.mulf(e, _const(t, _LN2_LO)))
-    y = arith.subf(y, arith.mulf(z, _const(t, 0.5)))
-    return arith.addf(arith.addf(f, y), arith.mulf(e, _const(t, _LN2_HI)))
 
 
 def log1p_f32(x: ir.Value) -> ir.Value:

@@ -90,12 +90,21 @@ func.func @exp_afn_only(%v: vector<8xf32>) -> vector<8xf32> {
 
 // -----
 
-// log: exponent and mantissa from the bits, a polynomial, and the special values selected.
+// log: exponent and mantissa from the bits less sqrt(1/2)'s (0x3F3504F3 = 1060439283), a
+// polynomial, and the special values selected; the branch for normal positive x selects none.
 // CHECK-LABEL: func.func @log_f32
 // CHECK-NOT: math.log
-// CHECK: arith.shrui %{{.*}} : vector<8xi32>
-// CHECK: arith.ori %{{.*}} : vector<8xi32>
+// CHECK: %[[SQRT_HALF:.*]] = arith.constant dense<1060439283> : vector<8xi32>
+// CHECK: scf.if
+// CHECK: arith.shrsi %{{.*}} : vector<8xi32>
+// CHECK: arith.andi %{{.*}} : vector<8xi32>
 // CHECK: arith.cmpf ult
+// CHECK: } else {
+// CHECK-NOT: arith.select
+// CHECK: arith.subi %{{.*}}, %[[SQRT_HALF]] : vector<8xi32>
+// CHECK: arith.shrsi %{{.*}} : vector<8xi32>
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
 // CHECK-NOT: math.log
 func.func @log_f32(%x: vector<8xf32>) -> vector<8xf32> {
   %0 = math.log %x : vector<8xf32>
