@@ -41,8 +41,9 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   f64 Newton step, exp a degree-6 minimax polynomial (2^-29) scaled by exponent bits; the
   IEEE special cases (pow(x, 0) = pow(1, y) = 1 even for NaN, odd integer powers keep the
   sign, negative x to a non-integer power is NaN, infinite x and y) are selected only in
-  vectors with a lane that is not a normal positive x with a finite y. Constant exponents 1,
-  2 and -1 become a product or a division.
+  vectors with a lane that is not a normal positive x with a finite y. Constant exponents:
+  0 gives 1; 0.5 a square root; integers up to 8 in magnitude products in f64 (0.5 ulp
+  but for double rounding), 2 and -1 a product and a division in f32 (correctly rounded).
 
 sqrt stays `math.sqrt` (a hardware instruction). `--graph-to-linalg` writes the composite
 graph ops in forms without cancellation: sigmoid (4 ulp) from exp(-|x|), silu (4 ulp where
@@ -805,15 +806,56 @@ def _true(t: ir.Type) -> ir.Value:
     return _const(_like(t, ir.IntegerType.get_signless(1)), 1)
 
 
+# x^n for constant integers up to this magnitude are products: |x|^8 < 2^1024 stays finite
+# in f64, and x^-8 of the smallest f32 is inf either way.
+_LARGEST_PRODUCT_POWER = 8
+
+
 def _pow(x: ir.Value, y: ir.Value) -> ir.Value:
     exponent = constant_value(y)
+    if exponent is None:
+        return pow_f32(x, y)
+    if exponent == 0.0:
+        return _const(x.type, 1.0)  # pow(x, 0) = 1, NaN x too
     if exponent == 1.0:
         return x
     if exponent == 2.0:
         return arith.mulf(x, x)
     if exponent == -1.0:
         return arith.divf(_const(x.type, 1.0), x)
+    if exponent == 0.5:
+        return _square_root_power(x)
+    if exponent == int(exponent) and abs(exponent) <= _LARGEST_PRODUCT_POWER:
+        return _integer_power(x, int(exponent))
     return pow_f32(x, y)
+
+
+def _integer_power(x: ir.Value, n: int) -> ir.Value:
+    """x^n by squaring in f64, then 1 / x^|n| for n < 0 and one rounding to f32: x^2 is
+    exact, every later product and the division round at 2^-53, so the result is the correctly
+    rounded one but for a double rounding (0.5 ulp + 2^-28). IEEE pow's cases for an integer
+    power follow from the arithmetic: (-0)^3 = -0, (-0)^-3 = -inf, (-inf)^3 = -inf, NaN."""
+    f64 = _f64(x.type)
+    base = arith.extf(f64, x)
+    result, power, remaining = None, base, abs(n)
+    while remaining:
+        if remaining & 1:
+            result = power if result is None else arith.mulf(result, power)
+        remaining >>= 1
+        if remaining:
+            power = arith.mulf(power, power)
+    if n < 0:
+        result = arith.divf(_const(f64, 1.0), result)
+    return arith.truncf(x.type, result)
+
+
+def _square_root_power(x: ir.Value) -> ir.Value:
+    """pow(x, 0.5) is sqrt(x) (correctly rounded) but for pow(-0, 0.5) = +0 and
+    pow(-inf, 0.5) = +inf: -0 + 0 is +0."""
+    t = x.type
+    root = mmath.sqrt(arith.addf(x, _const(t, 0.0)))
+    inf = _const(t, math.inf)
+    return arith.select(arith.cmpf(Cmp.OEQ, x, arith.negf(inf)), inf, root)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -190,3 +190,28 @@ def test_pow_accuracy(rng):
         f"pow({x[worst]!r}, {y[worst]!r}) = {actual[worst]!r}, exact {exact[worst]!r}: "
         f"{errors[worst]:.2f} ulp"
     )
+
+
+@pytest.mark.parametrize("exponent", [*range(-8, 9), 0.5])
+def test_pow_by_constant(exponent, rng):
+    """A constant exponent of 0, 0.5 or an integer up to 8 in magnitude takes a square root
+    or products in f64: correctly rounded (but for double rounding), IEEE cases included."""
+    x = sweep(rng)
+    t = tensor_type([x.size])
+    text = (
+        f"func.func @main(%x: {t}) -> {t} {{\n"
+        f'  %e = "graph.constant"() {{value = dense<{float(exponent)}> : tensor<f32>}}'
+        " : () -> tensor<f32>\n"
+        f'  %y = "graph.pow"(%x, %e) : ({t}, tensor<f32>) -> {t}\n'
+        f"  return %y : {t}\n}}\n"
+    )
+    actual = strata.compile(text)(x)
+    with np.errstate(all="ignore"):
+        # An array of exponents: numpy takes a scalar 0.5 as sqrt, which keeps -0 (pow gives +0).
+        exact = np.power(x.astype(np.float64), np.full(x.shape, float(exponent)))
+    errors = ulp_errors(actual, exact)
+    worst = int(np.argmax(errors))
+    assert errors[worst] <= 0.501, (
+        f"pow({x[worst]!r}, {exponent}) = {actual[worst]!r}, exact {exact[worst]!r}: "
+        f"{errors[worst]:.3f} ulp"
+    )

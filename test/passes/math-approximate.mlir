@@ -209,6 +209,37 @@ func.func @pow_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vect
 
 // -----
 
+// Constant exponents: 0 gives 1, 0.5 a square root (-0 + 0 is +0, -inf gives +inf), an integer
+// up to 8 in magnitude products in f64 (x^-3: x^2, x^3, then 1 / x^3), beyond that the
+// general form.
+// CHECK-LABEL: func.func @pow_by_constant
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<8xf32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK: %[[SHIFTED:.*]] = arith.addf %[[X:.*]], %[[ZERO]] : vector<8xf32>
+// CHECK: %[[ROOT:.*]] = math.sqrt %[[SHIFTED]] : vector<8xf32>
+// CHECK: %[[MINUS_INF:.*]] = arith.cmpf oeq, %[[X]]
+// CHECK: %[[HALF:.*]] = arith.select %[[MINUS_INF]], %{{.*}}, %[[ROOT]]
+// CHECK: %[[WIDE:.*]] = arith.extf %[[X]] : vector<8xf32> to vector<8xf64>
+// CHECK: %[[SQUARE:.*]] = arith.mulf %[[WIDE]], %[[WIDE]] : vector<8xf64>
+// CHECK: %[[CUBE:.*]] = arith.mulf %[[WIDE]], %[[SQUARE]] : vector<8xf64>
+// CHECK: %[[INVERSE:.*]] = arith.divf %{{.*}}, %[[CUBE]] : vector<8xf64>
+// CHECK: %[[MINUS_THREE:.*]] = arith.truncf %[[INVERSE]] : vector<8xf64> to vector<8xf32>
+// CHECK: scf.if
+// CHECK: return %[[ONE]], %[[HALF]], %[[MINUS_THREE]], %{{.*}} :
+func.func @pow_by_constant(%x: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  %half = arith.constant dense<0.5> : vector<8xf32>
+  %minus_three = arith.constant dense<-3.0> : vector<8xf32>
+  %nine = arith.constant dense<9.0> : vector<8xf32>
+  %0 = math.powf %x, %zero : vector<8xf32>
+  %1 = math.powf %x, %half : vector<8xf32>
+  %2 = math.powf %x, %minus_three : vector<8xf32>
+  %3 = math.powf %x, %nine : vector<8xf32>
+  return %0, %1, %2, %3 : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+}
+
+// -----
+
 // f16 and bf16 compute in f32 and round once.
 // CHECK-LABEL: func.func @narrow
 // CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
