@@ -166,15 +166,16 @@ ALIGNMENT = 64  # bytes: a cache line, and one AVX-512 vector
 _ALIGN_FROM_BYTES = 1 << 16  # below this, aligning costs more than it saves
 
 
-def empty_aligned(shape, dtype, always: bool = False) -> np.ndarray:
-    """np.empty whose data starts on a 64-byte boundary (numpy only promises 16) when it is
-    large enough to matter (or `always`): vector accesses that straddle cache lines are slower."""
+def empty_aligned(shape, dtype, always: bool = False, alignment: int = ALIGNMENT) -> np.ndarray:
+    """np.empty whose data starts on a 64-byte boundary (numpy only promises 16), or on
+    `alignment`, when it is large enough to matter (or `always`): vector accesses that
+    straddle cache lines are slower."""
     dtype = np.dtype(dtype)
     count = math.prod(shape) if isinstance(shape, (tuple, list)) else int(shape)
     if not always and count * dtype.itemsize < _ALIGN_FROM_BYTES:
         return np.empty(shape, dtype)
-    raw = np.empty(count * dtype.itemsize + ALIGNMENT, np.uint8)
-    start = -address(raw) % ALIGNMENT
+    raw = np.empty(count * dtype.itemsize + alignment, np.uint8)
+    start = -address(raw) % alignment
     return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
 
 

@@ -225,8 +225,11 @@ func.func @main(%x: tensor<32x{k}xf32>) -> tensor<32x{n}xf32> {{
 def test_large_constants(artifact, tmp_path):
     """Weights of 1.5 MB (packed into panels as the kernel compiles, on a target whose L2 is
     smaller than them): a shared library gets their bytes into its object without printing
-    them as LLVM IR. The caches are stated, so that the blocks (and the packing) are those of
-    any host: a depth of 766, padded to 768, is 6 blocks of 128 for a 32 KiB L1."""
+    them as LLVM IR; the JIT keeps them in arrays of its own (the module is gone when it
+    runs). The caches are stated, so that the blocks (and the packing) are those of any host:
+    a depth of 766, padded to 768, is 6 blocks of 128 for a 32 KiB L1."""
+    import gc
+
     from strata import compiler, source
     from strata.dialects import target
 
@@ -243,6 +246,7 @@ def test_large_constants(artifact, tmp_path):
     np.testing.assert_array_equal(packed, np.sort(np.append(weights, np.zeros(2 * 512))))
 
     function = _compiled(text, small_l2, artifact, tmp_path)
+    gc.collect()
     x = np.random.default_rng(3).standard_normal((32, 766), np.float32)
     np.testing.assert_allclose(function(x), np.maximum(x @ weights, 0), rtol=1e-4, atol=1e-3)
 
