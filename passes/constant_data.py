@@ -85,9 +85,15 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
     return elements_of(op.attributes["value"])
 
 
-def resource_constant(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
-    """An `arith.constant` of `array` (C-contiguous, owned by the attribute from now on) as a
-    dense_resource blob named after `name`, at the insertion point."""
+def resource_attr(array: np.ndarray, element: ir.Type, name: str) -> ir.Attribute:
+    """`array` (C-contiguous, owned by the attribute from now on) as a dense_resource blob
+    named after `name`."""
     shaped = ir.RankedTensorType.get(list(array.shape), element)
-    attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, shaped)
-    return arith.constant(shaped, attr)
+    return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, shaped)
+
+
+def resource_constant(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
+    """An `arith.constant` of `array` as a dense_resource blob (see `resource_attr`), at the
+    insertion point."""
+    attr = resource_attr(array, element, name)
+    return arith.constant(attr.type, attr)

@@ -91,6 +91,7 @@ def _load_all() -> None:
         gpu_tile,
         graph_cse,
         graph_fuse,
+        graph_split_groups,
         graph_to_linalg,
         graph_verify,
         hoist_accumulators,

@@ -14,6 +14,7 @@ from ..passes.elide_result_copies import elide_result_copies
 from ..passes.fuse_vector_loops import fuse_vector_loops
 from ..passes.graph_cse import graph_cse
 from ..passes.graph_fuse import graph_fuse
+from ..passes.graph_split_groups import graph_split_groups
 from ..passes.graph_to_linalg import graph_to_linalg
 from ..passes.graph_verify import graph_verify
 from ..passes.lower_copies import lower_copies
@@ -82,6 +83,7 @@ def pipeline() -> Pipeline:
         [
             Stage("graph-verify", graph_verify, "check graph semantics"),
             Stage("graph-cse", graph_cse, "repeated graph ops computed once"),
+            Stage("graph-split-groups", graph_split_groups, "grouped convs as a conv a group"),
             Stage("graph-fuse", graph_fuse, "group ops into kernels (functions)"),
             Stage("tile-configure", tile_configure, "tile and vector sizes per kernel"),
             Stage("dedup-kernels", dedup_kernels, "one function for identical kernels"),

@@ -170,6 +170,9 @@ CONVS = [
     (2, 17, 7, 7, 33, 3, 1, 1, 1),
     (1, 1, 127, 129, 7, 3, 1, 0, 1),
     (3, 100, 1, 1, 1000, 1, 1, 0, 1),  # a classifier as a 1x1 conv
+    (1, 96, 27, 27, 256, 5, 1, 2, 2),  # AlexNet's grouped 5x5: a conv per group, joined
+    (1, 240, 28, 28, 240, 1, 1, 0, 3),  # ShuffleNet's grouped 1x1
+    (2, 12, 9, 11, 8, 3, 2, 1, 4),  # 4 groups of 3 channels, 2 outputs each, strided
 ]
 
 
@@ -228,20 +231,25 @@ def with_resources(text: str, blobs: dict[str, np.ndarray]) -> str:
 # panels; SqueezeNet's classifier, 1000 filters, in blocks of 200 rows on 2 cores), a linear
 # layer's are its B (a depth of 999 padded too; a decode step's one row walks each panel down
 # all of K).
-CONSTANT_CONVS = [(3, 224, 64, 7, 2, 3), (64, 56, 64, 3, 1, 1), (512, 13, 1000, 1, 1, 0)]
+CONSTANT_CONVS = [
+    (3, 224, 64, 7, 2, 3, 1),
+    (64, 56, 64, 3, 1, 1, 1),
+    (512, 13, 1000, 1, 1, 0, 1),
+    (256, 13, 384, 3, 1, 1, 2),  # AlexNet's grouped 3x3: each group's weights a constant
+]
 CONSTANT_LINEARS = [(128, 768, 3072), (64, 999, 1024), (1, 1024, 2816), (1, 2816, 1024)]
 
 
 @pytest.mark.parametrize("cores", CORES)
-@pytest.mark.parametrize("c,size,o,kernel,stride,pad", CONSTANT_CONVS)
-def test_conv2d_of_constant_weights(c, size, o, kernel, stride, pad, cores):
+@pytest.mark.parametrize("c,size,o,kernel,stride,pad,groups", CONSTANT_CONVS)
+def test_conv2d_of_constant_weights(c, size, o, kernel, stride, pad, groups, cores):
     rng = np.random.default_rng(c + o)
     x = rng.standard_normal((1, c, size, size), dtype=np.float32)
-    weight = rng.standard_normal((o, c, kernel, kernel), dtype=np.float32)
-    expected = conv_reference(x, weight, np.zeros(o), stride, pad, 1)
+    weight = rng.standard_normal((o, c // groups, kernel, kernel), dtype=np.float32)
+    expected = conv_reference(x, weight, np.zeros(o), stride, pad, groups)
     attrs = (
         f"strides = array<i64: {stride}, {stride}>, "
-        f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>"
+        f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>, groups = {groups} : i64"
     )
     w_type = tensor_type(weight.shape)
     body = [

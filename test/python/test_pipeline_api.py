@@ -20,9 +20,10 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 def test_cpu_pipeline_has_named_stages():
     names = pipelines.get("cpu").names()
-    assert names[:7] == [
+    assert names[:8] == [
         "graph-verify",
         "graph-cse",
+        "graph-split-groups",
         "graph-fuse",
         "tile-configure",
         "dedup-kernels",
@@ -83,11 +84,12 @@ def test_dump_dir(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "00-graph-verify.mlir",
         "01-graph-cse.mlir",
-        "02-graph-fuse.mlir",
-        "03-tile-configure.mlir",
-        "04-dedup-kernels.mlir",
-        "05-tile-rows.mlir",
-        "06-graph-to-linalg.mlir",
+        "02-graph-split-groups.mlir",
+        "03-graph-fuse.mlir",
+        "04-tile-configure.mlir",
+        "05-dedup-kernels.mlir",
+        "06-tile-rows.mlir",
+        "07-graph-to-linalg.mlir",
     ]
 
 
