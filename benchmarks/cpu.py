@@ -1,7 +1,7 @@
 """CPU benchmarks: strata against numpy/OpenBLAS, PyTorch (eager and torch.compile) and
 onnxruntime, in one run, on 1 and 2 threads.
 
-python benchmarks/cpu.py [--threads 1,2] [--quick] [--models squeezenet,resnet50]
+python benchmarks/cpu.py [--threads 1,2] [--quick] [--models squeezenet,resnet50,...]
                          [--only matmul,ops,...] [--output benchmarks/results/cpu-<commit>.md]
 
 Every row compares peers measured in the same process with the same thread count, taking
@@ -838,8 +838,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--quick", action="store_true", help="small sizes only")
+    # AlexNet's and ShuffleNet's grouped convs once ran as scalar loops (0.09-0.12x).
     parser.add_argument(
-        "--models", default="squeezenet,resnet50", help="light ONNX models (comma-separated)"
+        "--models",
+        default="squeezenet,resnet50,bvlc_alexnet,shufflenet",
+        help="light ONNX models (comma-separated)",
     )
     parser.add_argument(
         "--only",
