@@ -133,7 +133,7 @@ def jit(module: ir.Module, sigs: list[Signature]) -> dict[str, Function]:
     # values in the IR, LLVM folded loads of ResNet-50's weights into its code (O3 took 70 s
     # of a 77 s compile; 15 s without).
     sigs = with_workspaces(module, sigs)
-    constants = _declare_large_constants(module, "")
+    constants = _declare_large_constants(module, hidden=False)
     with collecting_errors(module.context, "JIT compilation"):
         engine = ExecutionEngine(
             module, opt_level=3, shared_libs=[str(_RUNTIME_LIBS / "libmlir_c_runner_utils.so")]
@@ -311,10 +311,10 @@ class _LargeConstant:
     alignment: int
 
 
-def _declare_large_constants(module: ir.Module, visibility: str) -> list[_LargeConstant]:
+def _declare_large_constants(module: ir.Module, *, hidden: bool) -> list[_LargeConstant]:
     """Replaces each constant global of `_OUT_OF_LINE_BYTES` or more by a declaration (of
-    `visibility`: "hidden " or "") and returns their names and bytes (copied: the module's
-    blobs go with it). LLVM then sees no weight's value: it neither prints them as IR text nor
+    hidden visibility or not) and returns their names and bytes (copied: the module's blobs go
+    with it). LLVM then sees no weight's value: it neither prints them as IR text nor
     folds loads of them into code."""
     taken = []
     for op in list(module.body.operations):
@@ -334,7 +334,7 @@ def _declare_large_constants(module: ir.Module, visibility: str) -> list[_LargeC
         taken.append(_LargeConstant(name, copy, alignment))
         with module.context, op.location:
             declaration = ir.Operation.parse(
-                f"llvm.mlir.global external {visibility}constant @{name}() "
+                f"llvm.mlir.global external {'hidden ' if hidden else ''}constant @{name}() "
                 f"{{addr_space = 0 : i32, alignment = {alignment} : i64}} : "
                 f"{ir.TypeAttr(op.attributes['global_type']).value}"
             )
@@ -355,7 +355,7 @@ def constants_out_of_line(module: ir.Module, desc: targets.TargetDesc, folder: P
     if not desc.is_host or "-linux" not in desc.triple:
         return
     asm = []
-    for constant in _declare_large_constants(module, "hidden "):
+    for constant in _declare_large_constants(module, hidden=True):
         path = folder / f"{constant.name}.bin"
         constant.data.tofile(path)
         asm += [

@@ -292,9 +292,9 @@ def _exp(x: ir.Value, *, op: ir.Operation) -> ir.Value:
 # log, log1p
 
 _SQRT_HALF_BITS = 0x3F3504F3  # sqrt(1/2) as f32
-# log(1 + f) = f + f^2 Q(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1): Q's coefficients f^8 .. f^0,
-# a minimax fit of (log(1 + f) - f + f^2 / 2) / f^3 weighted by the relative error it makes
-# in log (2^-25.1), then f P(f) - 1/2.
+# log(1 + f) = f + f^2 Q(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1), Q(f) = f P(f) - 1/2: Q's
+# coefficients f^8 .. f^0, P a degree-7 minimax fit of (log(1 + f) - f + f^2 / 2) / f^3
+# weighted by the relative error it makes in log (2^-25.1).
 _LOG_COEFFICIENTS = (
     -0.07859673351049423,
     0.1275896281003952,
@@ -825,7 +825,7 @@ def _pow(x: ir.Value, y: ir.Value) -> ir.Value:
         return arith.divf(_const(x.type, 1.0), x)
     if exponent == 0.5:
         return _square_root_power(x)
-    if exponent == int(exponent) and abs(exponent) <= _LARGEST_PRODUCT_POWER:
+    if abs(exponent) <= _LARGEST_PRODUCT_POWER and exponent == int(exponent):
         return _integer_power(x, int(exponent))
     return pow_f32(x, y)
 
