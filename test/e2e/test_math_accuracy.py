@@ -192,15 +192,17 @@ def test_pow_accuracy(rng):
     )
 
 
-@pytest.mark.parametrize("exponent", [*range(-8, 9), 0.5])
+@pytest.mark.parametrize("exponent", [*range(-8, 9), 0.5, math.inf, -math.inf, math.nan])
 def test_pow_by_constant(exponent, rng):
     """A constant exponent of 0, 0.5 or an integer up to 8 in magnitude takes a square root
-    or products in f64: correctly rounded (but for double rounding), IEEE cases included."""
+    or products in f64: correctly rounded (but for double rounding), IEEE cases included.
+    Infinite and NaN constants take the general form (exact: 0, 1, inf or NaN)."""
     x = sweep(rng)
     t = tensor_type([x.size])
+    bits = np.array(exponent, np.float32).view(np.uint32)
     text = (
         f"func.func @main(%x: {t}) -> {t} {{\n"
-        f'  %e = "graph.constant"() {{value = dense<{float(exponent)}> : tensor<f32>}}'
+        f'  %e = "graph.constant"() {{value = dense<0x{int(bits):08X}> : tensor<f32>}}'
         " : () -> tensor<f32>\n"
         f'  %y = "graph.pow"(%x, %e) : ({t}, tensor<f32>) -> {t}\n'
         f"  return %y : {t}\n}}\n"
