@@ -695,16 +695,14 @@ def _log_f64(x: ir.Value, *, subnormal_x: bool = True) -> ir.Value:
     if subnormal_x:
         subnormal = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL))
         scaled = arith.select(subnormal, arith.mulf(x, _const(t, 2.0**23)), x)
-    bits = arith.bitcast(i32, scaled)
-    exponent = arith.subi(arith.shrui(bits, _const(i32, 23)), _const(i32, 127))
+    # The mantissa in [sqrt(1/2), sqrt(2)) from the bits less sqrt(1/2)'s, as in _log_normal.
+    offset = arith.subi(arith.bitcast(i32, scaled), _const(i32, _SQRT_HALF_BITS))
+    exponent = arith.shrsi(offset, _const(i32, 23))
     if subnormal_x:
         exponent = arith.select(subnormal, arith.subi(exponent, _const(i32, 23)), exponent)
     mantissa = arith.bitcast(
-        t, arith.ori(arith.andi(bits, _const(i32, 0x007FFFFF)), _const(i32, 0x3F800000))
-    )  # in [1, 2)
-    high = arith.cmpf(Cmp.OGT, mantissa, _const(t, math.sqrt(2.0)))
-    mantissa = arith.select(high, arith.mulf(mantissa, _const(t, 0.5)), mantissa)
-    exponent = arith.select(high, arith.addi(exponent, _const(i32, 1)), exponent)
+        t, arith.addi(arith.andi(offset, _const(i32, 0x007FFFFF)), _const(i32, _SQRT_HALF_BITS))
+    )
     one32 = _const(t, 1.0)
     reciprocal = arith.extf(f64, arith.divf(one32, arith.addf(mantissa, one32)))
     m = arith.extf(f64, mantissa)
