@@ -73,7 +73,12 @@ def _split(op) -> None:
             parts.append(conv)
         joined = g.join(parts, axis=1)
     operation.results[0].replace_all_uses_with(joined)
+    producers = [defining_op(v) for v in operation.operands[1:]]
     operation.erase()
+    for producer in producers:  # constants that the groups' own replaced
+        if producer is not None and producer.name == "graph.constant":
+            if not list(producer.results[0].uses):
+                producer.erase()
 
 
 @register_pass(

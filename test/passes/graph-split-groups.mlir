@@ -3,6 +3,7 @@
 // Two groups of two input channels: each group's channels of the input, its weights and its
 // bias (constants of their own), an ordinary conv, and the two joined along the channels.
 // CHECK-LABEL: func.func @constant_weights
+// CHECK-NOT: tensor<4x2x1x1xf32>
 // CHECK-DAG: %[[X0:.*]] = "graph.slice"(%arg0) {ends = array<i64: 1, 2, 5, 5>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>}
 // CHECK-DAG: %[[W0:.*]] = "graph.constant"() {value = dense_resource<group_weight> : tensor<2x2x1x1xf32>}
 // CHECK-DAG: %[[B0:.*]] = "graph.constant"() {value = dense_resource<group_weight_1> : tensor<2xf32>}
