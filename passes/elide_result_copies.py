@@ -15,10 +15,22 @@ Run it before deallocation is inserted.
 
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import memref
+import math
 
-from .ir_query import attributes_of, defining_op, find_ops, user_op
+from mlir import ir
+from mlir.dialects import arith, memref
+
+from .ir_query import (
+    VIEW_OPS,
+    attributes_of,
+    buffer_root,
+    constant_value,
+    defining_op,
+    find_ops,
+    top_level,
+    user_op,
+    users_through_views,
+)
 from .registry import register_pass
 
 # Users that take a strided view as well as the buffer itself.
@@ -59,6 +71,198 @@ def _elide_into_subview(copy: ir.Operation, alloc: ir.Operation, target: ir.Valu
     _retarget(buffer, target)
     alloc.erase()
     return True
+
+
+def _identity_strides(shape: list[int]) -> list[int]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return strides[::-1]
+
+
+def _identity(memref_type: ir.MemRefType) -> bool:
+    plain = ir.MemRefType.get(memref_type.shape, memref_type.element_type)
+    return memref_type.layout == plain.layout
+
+
+def _contiguous_range(view: ir.Value) -> tuple[int, int] | None:
+    """The elements [start, end) of its source that a static subview covers, when they are one
+    contiguous run of it (a slice of an outer dim, the dims before it of size 1); else None."""
+    op = defining_op(view)
+    if op is None or op.name != "memref.subview":
+        return None
+    source, result = ir.MemRefType(op.operands[0].type), ir.MemRefType(view.type)
+    if not source.has_static_shape or not _identity(source):
+        return None
+    strides, offset = result.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    if offset == dynamic or not result.has_static_shape:
+        return None
+    expected = _identity_strides(list(result.shape))
+    pairs = zip(result.shape, strides, expected, strict=True)
+    if any(size > 1 and stride != step for size, stride, step in pairs):
+        return None
+    return offset, offset + math.prod(result.shape)
+
+
+def _bytes_of(buffer: ir.Value, block: ir.Block) -> tuple[ir.Operation, int] | None:
+    """The byte allocation of this block that `buffer` is a view of, and its offset there:
+    a memref.view of an i8 memref.alloc (what the slice rewrite makes), or None."""
+    view = defining_op(buffer)
+    if view is None or view.name != "memref.view" or view.block != block:
+        return None
+    raw, offset = defining_op(view.operands[0]), constant_value(view.operands[1])
+    if raw is None or raw.name != "memref.alloc" or raw.block != block or offset is None:
+        return None
+    return raw, int(offset)
+
+
+def _byte_range(view: ir.Value) -> tuple[int, int] | None:
+    """The bytes [start, end) of its root buffer (see `buffer_root`) that `view` covers, for
+    static views of bytes and contiguous static subviews; None where not known."""
+    memref_type = ir.MemRefType(view.type)
+    if not memref_type.has_static_shape:
+        return None
+    op = defining_op(view)
+    if op is None or op.name not in VIEW_OPS:
+        return (0, _byte_size(memref_type)) if _identity(memref_type) else None
+    base = _byte_range(op.operands[0])
+    if base is None:
+        return None
+    if op.name == "memref.view":
+        offset = constant_value(op.operands[1])
+        return (
+            None
+            if offset is None
+            else (base[0] + offset, base[0] + offset + _byte_size(memref_type))
+        )
+    elements = _contiguous_range(view) if op.name == "memref.subview" else None
+    if elements is None:
+        return None
+    width = memref_type.element_type.width // 8
+    return base[0] + elements[0] * width, base[0] + elements[1] * width
+
+
+def _touches(op: ir.Operation, root: ir.Value, byte_range: tuple[int, int]) -> bool:
+    """Whether `op` (or an op nested in it) may read or write the bytes `byte_range` of the
+    buffer `root`; views are not accesses."""
+    found = False
+
+    def visit(inner):
+        nonlocal found
+        inner = inner.operation
+        if found:
+            return
+        if inner.name not in VIEW_OPS:
+            for value in inner.operands:
+                if not isinstance(value.type, ir.MemRefType) or buffer_root(value) != root:
+                    continue
+                other = _byte_range(value)
+                if other is None or (other[0] < byte_range[1] and byte_range[0] < other[1]):
+                    found = True
+                    return
+        for region in inner.regions:
+            for block in region.blocks:
+                for nested in block.operations:
+                    visit(nested)
+
+    visit(op)
+    return found
+
+
+def _storage(source: ir.Value, block: ir.Block) -> ir.Operation | None:
+    """The allocation of this block that holds all of `source` and nothing else: its own
+    memref.alloc (identity layout), or the byte allocation it is the whole of (a concat's
+    buffer after an earlier rewrite, copied into the next concat)."""
+    op = defining_op(source)
+    if op is not None and op.name == "memref.alloc" and op.block == block:
+        return op if _identity(ir.MemRefType(source.type)) else None
+    bytes_of = _bytes_of(source, block)
+    if bytes_of is None or bytes_of[1] != 0:
+        return None
+    raw = bytes_of[0]
+    if _byte_size(ir.MemRefType(source.type)) != ir.MemRefType(raw.results[0].type).shape[0]:
+        return None
+    views = [user_op(use) for use in raw.results[0].uses]
+    return raw if all(view.name == "memref.view" for view in views) else None
+
+
+def _elide_into_slice(copy: ir.Operation) -> bool:
+    """A buffer copied whole into a contiguous slice of a larger buffer (an operand of a
+    concat along channels, one image) is that slice. The larger buffer becomes a view of an
+    allocation of bytes, and the buffer a view of the same bytes at the slice's offset, of its
+    own type: the calls that write it keep their signatures. A buffer that is itself such a
+    byte allocation (DenseNet's concat of the previous concat) moves into the slice whole.
+    Nothing may touch the slice from the buffer's first use to the copy, nor the buffer after
+    it."""
+    source, target = copy.operands
+    block = copy.block
+    slice_range = _contiguous_range(target)
+    storage = _storage(source, block)
+    if slice_range is None or storage is None or defining_op(target).block != block:
+        return False
+    whole = defining_op(target).operands[0]
+    whole_op = defining_op(whole)
+    bytes_of = _bytes_of(whole, block)
+    if bytes_of is None and (
+        whole_op is None or whole_op.name != "memref.alloc" or whole_op.block != block
+    ):
+        return False
+    found = users_through_views(storage.results[0])
+    if found is None:
+        return False
+    users = [top_level(user, block) for user in found if user != copy]
+    if any(user is None or not user.is_before_in_block(copy) for user in users):
+        return False
+    ops = [op.operation for op in block.operations]
+    end = ops.index(copy)
+    start = min((ops.index(user) for user in users), default=end)
+    root, slice_bytes = buffer_root(whole), _byte_range(target)
+    if slice_bytes is None or any(_touches(op, root, slice_bytes) for op in ops[start:end]):
+        return False
+    if bytes_of is None:
+        earliest = storage if storage.is_before_in_block(whole_op) else whole_op
+        raw, base = _byte_allocation(whole_op, earliest), 0
+    else:
+        raw, base = bytes_of
+        if storage.is_before_in_block(raw):
+            raw.move_before(storage)
+    offset = base + slice_range[0] * ir.MemRefType(source.type).element_type.width // 8
+    with storage.location, ir.InsertionPoint(storage):
+        view = _byte_view(raw.results[0], offset, ir.MemRefType(storage.results[0].type))
+    copy.erase()
+    storage.results[0].replace_all_uses_with(view)
+    storage.erase()
+    if not list(target.uses):
+        defining_op(target).erase()
+    return True
+
+
+def _byte_size(memref_type: ir.MemRefType) -> int:
+    return math.prod(memref_type.shape) * memref_type.element_type.width // 8
+
+
+def _byte_view(raw: ir.Value, offset: int, memref_type: ir.MemRefType) -> ir.Value:
+    start = arith.constant(ir.IndexType.get(), offset)
+    return ir.Operation.create("memref.view", results=[memref_type], operands=[raw, start]).result
+
+
+def _byte_allocation(whole: ir.Operation, at: ir.Operation) -> ir.Operation:
+    """Replaces the allocation `whole` by a view of an allocation of its bytes, made before
+    `at`; returns the byte allocation."""
+    memref_type = ir.MemRefType(whole.results[0].type)
+    size = _byte_size(memref_type)
+    alignment = whole.attributes["alignment"] if "alignment" in whole.attributes else None
+    with whole.location, ir.InsertionPoint(at):
+        raw = memref.AllocOp(
+            ir.MemRefType.get([size], ir.IntegerType.get_signless(8)), [], [], alignment=alignment
+        )
+    with whole.location, ir.InsertionPoint(whole):
+        view = _byte_view(raw.result, 0, memref_type)
+    whole.results[0].replace_all_uses_with(view)
+    whole.erase()
+    return raw.operation
 
 
 def _layout_agnostic(use: ir.OpOperand) -> bool:
@@ -154,10 +358,12 @@ def _elide(copy: ir.Operation) -> bool:
     if reshape is not None and reshape.name == "memref.expand_shape":
         return _elide_reshaped(copy, reshape)
     alloc = defining_op(source)
+    if alloc is not None and alloc.name == "memref.view":
+        return _elide_into_slice(copy)
     if alloc is None or alloc.name != "memref.alloc":
         return False
     if alloc.block == copy.block and not isinstance(target.owner, ir.Block):
-        return _elide_into_subview(copy, alloc, target)
+        return _elide_into_subview(copy, alloc, target) or _elide_into_slice(copy)
     if not isinstance(target.owner, ir.Block) or alloc.block != copy.block:
         return False
     if source.type != target.type or len(list(target.uses)) != 1:
@@ -177,5 +383,6 @@ def _elide(copy: ir.Operation) -> bool:
 
 @register_pass("elide-result-copies", "Write results into out-parameters instead of copying")
 def elide_result_copies(module: ir.Operation) -> None:
-    for copy in find_ops(module, lambda op: op.name == "memref.copy"):
-        _elide(copy)
+    with module.location:  # types are built with a location to report errors at
+        for copy in find_ops(module, lambda op: op.name == "memref.copy"):
+            _elide(copy)

@@ -173,6 +173,24 @@ VIEW_OPS = (
 )
 
 
+# Ops through which a buffer leaves the region that made it.
+_ESCAPES = {"func.return", "scf.yield", "scf.condition", "cf.br", "cf.cond_br"}
+
+
+def users_through_views(value: ir.Value) -> list[ir.Operation] | None:
+    """Every op using `value` or a view of it (the views too); None if the buffer escapes."""
+    found, pending = [], [value]
+    while pending:
+        for use in pending.pop().uses:
+            user = user_op(use)
+            if user.name in _ESCAPES:
+                return None
+            found.append(user)
+            if user.name in VIEW_OPS:
+                pending.extend(user.results)
+    return found
+
+
 def buffer_root(buffer: ir.Value) -> ir.Value:
     """The buffer that `buffer` is a view of (through any chain of views), or itself."""
     op = defining_op(buffer)

@@ -32,13 +32,19 @@ from mlir import ir
 from mlir.dialects import arith
 
 from . import linalg_builders as lb
-from .ir_query import VIEW_OPS, attributes_of, find_ops, symbol_name, top_level, user_op
+from .ir_query import (
+    attributes_of,
+    find_ops,
+    symbol_name,
+    top_level,
+    user_op,
+    users_through_views,
+)
 from .registry import register_pass
 
 WORKSPACE_ATTR = "tile.workspace"
 ALIGNMENT = 64
 
-_ESCAPES = {"func.return", "scf.yield", "scf.condition", "cf.br", "cf.cond_br"}
 _PARALLEL = {"scf.forall", "scf.parallel"}
 
 
@@ -88,20 +94,6 @@ def _static_bytes(memref: ir.MemRefType) -> int | None:
     if not bits:
         return None
     return math.prod(memref.shape) * max(1, bits // 8)
-
-
-def _users_through_views(value: ir.Value) -> list[ir.Operation] | None:
-    """Every op using `value` or a view of it; None if the buffer escapes."""
-    found, pending = [], [value]
-    while pending:
-        for use in pending.pop().uses:
-            user = user_op(use)
-            if user.name in _ESCAPES:
-                return None
-            found.append(user)
-            if user.name in VIEW_OPS:
-                pending.extend(user.results)
-    return found
 
 
 def _plan(buffers: list[_Buffer]) -> int:
@@ -186,7 +178,7 @@ class _Planner:
                 users = [op]
             else:
                 size = _static_bytes(ir.MemRefType(op.results[0].type))
-                users = _users_through_views(op.results[0])
+                users = users_through_views(op.results[0])
             if not size or users is None:
                 continue
             slot = None

@@ -127,3 +127,108 @@ func.func @reshaped_read_after(%x: f32, %out: memref<1x8x4x4xf32>) -> f32 {
   %v = memref.load %buf[%c0, %c0] : memref<8x16xf32>
   return %v : f32
 }
+
+// -----
+
+// A concat along channels of one image: each kernel writes its slice of the concat's buffer,
+// a view of the same bytes of its own type (the calls keep their signatures).
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[BYTES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<384xi8>
+// CHECK: %[[A:.*]] = memref.view %[[BYTES]][%{{.*}}][] : memref<384xi8> to memref<1x2x4x4xf32>
+// CHECK: call @kernel(%arg0, %[[A]])
+// CHECK: %[[B:.*]] = memref.view %[[BYTES]][%c128{{.*}}][] : memref<384xi8> to memref<1x4x4x4xf32>
+// CHECK: call @wide(%arg0, %[[B]])
+// CHECK: %[[WHOLE:.*]] = memref.view %[[BYTES]][%{{.*}}][] : memref<384xi8> to memref<1x6x4x4xf32>
+// CHECK-NOT: memref.copy
+// CHECK: call @reduce(%[[WHOLE]], %arg1)
+func.func private @kernel(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func private @wide(%x: memref<1x2x4x4xf32>, %out: memref<1x4x4x4xf32>)
+func.func private @reduce(%x: memref<1x6x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func @concat(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
+  %a = memref.alloc() : memref<1x2x4x4xf32>
+  call @kernel(%x, %a) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %b = memref.alloc() : memref<1x4x4x4xf32>
+  call @wide(%x, %b) : (memref<1x2x4x4xf32>, memref<1x4x4x4xf32>) -> ()
+  %joined = memref.alloc() {alignment = 64 : i64} : memref<1x6x4x4xf32>
+  %first = memref.subview %joined[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x6x4x4xf32> to memref<1x2x4x4xf32, strided<[96, 16, 4, 1]>>
+  memref.copy %a, %first : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[96, 16, 4, 1]>>
+  %second = memref.subview %joined[0, 2, 0, 0] [1, 4, 4, 4] [1, 1, 1, 1] : memref<1x6x4x4xf32> to memref<1x4x4x4xf32, strided<[96, 16, 4, 1], offset: 32>>
+  memref.copy %b, %second : memref<1x4x4x4xf32> to memref<1x4x4x4xf32, strided<[96, 16, 4, 1], offset: 32>>
+  call @reduce(%joined, %out) : (memref<1x6x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  return
+}
+
+// -----
+
+// A concat of a concat (DenseNet's blocks): the first concat's bytes move into the second's.
+// CHECK-LABEL: func.func @concat_of_concat
+// CHECK: %[[BYTES:.*]] = memref.alloc() : memref<384xi8>
+// CHECK: %[[INNER:.*]] = memref.view %[[BYTES]][%{{.*}}][] : memref<384xi8> to memref<256xi8>
+// CHECK: memref.view %[[INNER]][%{{.*}}][] : memref<256xi8> to memref<1x2x4x4xf32>
+// CHECK: memref.view %[[INNER]][%c128{{.*}}][] : memref<256xi8> to memref<1x2x4x4xf32>
+// CHECK: memref.view %[[BYTES]][%c256{{.*}}][] : memref<384xi8> to memref<1x2x4x4xf32>
+// CHECK-NOT: memref.copy
+// CHECK: call @reduce
+func.func private @kernel(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func private @reduce(%x: memref<1x6x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func @concat_of_concat(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
+  %a = memref.alloc() : memref<1x2x4x4xf32>
+  call @kernel(%x, %a) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %b = memref.alloc() : memref<1x2x4x4xf32>
+  call @kernel(%x, %b) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %ab = memref.alloc() : memref<1x4x4x4xf32>
+  %ab0 = memref.subview %ab[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  memref.copy %a, %ab0 : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  %ab1 = memref.subview %ab[0, 2, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1], offset: 32>>
+  memref.copy %b, %ab1 : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1], offset: 32>>
+  %c = memref.alloc() : memref<1x2x4x4xf32>
+  call @kernel(%x, %c) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %abc = memref.alloc() : memref<1x6x4x4xf32>
+  %abc0 = memref.subview %abc[0, 0, 0, 0] [1, 4, 4, 4] [1, 1, 1, 1] : memref<1x6x4x4xf32> to memref<1x4x4x4xf32, strided<[96, 16, 4, 1]>>
+  memref.copy %ab, %abc0 : memref<1x4x4x4xf32> to memref<1x4x4x4xf32, strided<[96, 16, 4, 1]>>
+  %abc1 = memref.subview %abc[0, 4, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x6x4x4xf32> to memref<1x2x4x4xf32, strided<[96, 16, 4, 1], offset: 64>>
+  memref.copy %c, %abc1 : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[96, 16, 4, 1], offset: 64>>
+  call @reduce(%abc, %out) : (memref<1x6x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Kept: the concat's buffer is read between the kernel that writes the slice's buffer and
+// the copy (the slice still holds what an earlier concat put there).
+// CHECK-LABEL: func.func @slice_read_before_copy
+// CHECK: call @kernel(%arg0, %[[A:.*]]) :
+// CHECK: call @reduce
+// CHECK: memref.copy %[[A]]
+func.func private @kernel(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func private @reduce(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func @slice_read_before_copy(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
+  %whole = memref.alloc() : memref<1x4x4x4xf32>
+  %first = memref.subview %whole[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  memref.copy %x, %first : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  %a = memref.alloc() : memref<1x2x4x4xf32>
+  call @kernel(%x, %a) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  call @reduce(%whole, %out) : (memref<1x4x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  memref.copy %a, %first : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  call @reduce(%whole, %out) : (memref<1x4x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Kept: the buffer is read after the copy, when the concat's slice may have changed.
+// CHECK-LABEL: func.func @read_after_copy
+// CHECK: %[[A:.*]] = memref.alloc() : memref<1x2x4x4xf32>
+// CHECK: memref.copy %[[A]]
+func.func private @kernel(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func private @reduce(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>)
+func.func @read_after_copy(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
+  %a = memref.alloc() : memref<1x2x4x4xf32>
+  call @kernel(%x, %a) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %whole = memref.alloc() : memref<1x4x4x4xf32>
+  %first = memref.subview %whole[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  memref.copy %a, %first : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  call @reduce(%whole, %out) : (memref<1x4x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  call @kernel(%a, %out) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  return
+}
