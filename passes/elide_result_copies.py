@@ -9,7 +9,9 @@ a subview of the out-parameter; when the subview can be formed where the buffer 
 (its operands exist there) and the buffer's users accept any strided layout, the row is
 computed in place. A buffer copied in through an expand_shape (a conv's product, in [O, OH*OW])
 is the out-parameter collapsed back. Copies of a buffer onto itself (left by tiling) are
-dropped.
+dropped. A buffer copied whole into a contiguous slice of a larger one (each operand of a
+concat along channels, one image) is that slice: both become views of one allocation of
+bytes, so the kernels write their results where the concat wants them.
 Run it before deallocation is inserted.
 """
 

@@ -105,6 +105,10 @@ def tile_size(n: int, limit: int, multiple_of: int = 1) -> int:
 
 
 _BLOCK_COLUMNS = 256  # Nc: the columns of B that a packed block holds, at most
+# Rows of an unpacked B that a matrix-vector product reads at once, each a sequential stream
+# (4, 8 and 16 from memory on a znver4: 0.48, 0.35 and 0.42 ms at 2048 x 1000; 0.91, 0.68 and
+# 0.65 at 4096 x 1000).
+_STREAMED_ROWS = 8
 
 
 def _matmul_config(
@@ -153,6 +157,14 @@ def _matmul_config(
         if 2 * rows >= mc and _whole_blocks(m, n, panels_k, rows, nc, packed_kc, mr, nr):
             mc, packed, rescued = rows, True, True
     kc = packed_kc if packed else kc
+    streamed = large_b and not packed and m <= mr
+    if streamed:
+        # A matrix-vector product whose B stays unpacked (a classifier's 1 x 2048 @ 2048 x
+        # 1000: no whole micro-kernels across 1000 columns) read B in nr-wide strips down kc
+        # rows 4000 bytes apart, which the prefetchers do not follow: from memory (the
+        # weights of a model's last layer) 0.79 ms on 1 thread of a znver4, numpy 0.41. Whole
+        # rows, a few at a time, are that many sequential streams: 0.35 ms.
+        nc, kc = n, min(k, _STREAMED_ROWS)
     config = {
         "strategy": "matmul",
         "tile_sizes": [mc, nc, kc],
@@ -178,7 +190,8 @@ def _matmul_config(
     # whole blocks, so a share that no block divides is not split that way (2304 columns of
     # QKV on 2 threads: blocks of 192, not 256).
     order = [(1, n), (0, m)] if packed and m <= n else [(0, m), (1, n)]
-    blocks, micro = config["tile_sizes"], (mr, nr)
+    # A streamed product's threads take equal runs of whole rows, each with its own remainder.
+    blocks, micro = config["tile_sizes"], (mr, 1 if streamed else nr)
     for dim, extent in order:
         threads = _threads(desc, m * n * k, extent, micro[dim])
         if threads <= 1:

@@ -230,7 +230,7 @@ def with_resources(text: str, blobs: dict[str, np.ndarray]) -> str:
 # conv's weights are the product's A (the stem's depth 3 * 7 * 7 = 147, padded to whole
 # panels; SqueezeNet's classifier, 1000 filters, in blocks of 200 rows on 2 cores), a linear
 # layer's are its B (a depth of 999 padded too; a decode step's one row walks each panel down
-# all of K).
+# all of K; a classifier's 1000 or 1001 columns leave B unpacked, read in whole rows).
 CONSTANT_CONVS = [
     (3, 224, 64, 7, 2, 3, 1),
     (64, 56, 64, 3, 1, 1, 1),
@@ -238,6 +238,7 @@ CONSTANT_CONVS = [
     (256, 13, 384, 3, 1, 1, 2),  # AlexNet's grouped 3x3: each group's weights a constant
 ]
 CONSTANT_LINEARS = [(128, 768, 3072), (64, 999, 1024), (1, 1024, 2816), (1, 2816, 1024)]
+CONSTANT_LINEARS += [(1, 2048, 1000), (1, 1280, 1001)]
 
 
 @pytest.mark.parametrize("cores", CORES)

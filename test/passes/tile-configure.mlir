@@ -358,6 +358,20 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A classifier's matrix-vector product over 1000 columns (no whole micro-kernels: B stays
+// unpacked) reads whole rows of B, 8 at a time; 2 threads take 500 columns each.
+// CORES-LABEL: func.func private @classifier_kernel_0
+// CORES-SAME: register_tile = array<i64: 1, 32, 1>, strategy = "matmul", thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 1, 500, 8>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @classifier(%x: tensor<1x2048xf32>) -> tensor<1x1000xf32> {
+    %w = "graph.constant"() {value = dense<0.5> : tensor<2048x1000xf32>} : () -> tensor<2048x1000xf32>
+    %0 = "graph.matmul"(%x, %w) : (tensor<1x2048xf32>, tensor<2048x1000xf32>) -> tensor<1x1000xf32>
+    return %0 : tensor<1x1000xf32>
+  }
+}
+
+// -----
+
 // On AVX-512 micro-kernels are 32 wide: a 7x7 map's 49 patches (32 + 17) and a 14x14 map's
 // 196 (6 x 32 + 4) are not padded to 64 and 224 (a pad of more than an eighth, which the last
 // micro-kernel would not have needed); unpacked, as B fits in L2.
