@@ -7,11 +7,15 @@ phases per row, phase p holding columns p, p + s, p + 2s, ...: tap kw of output 
 reads phase (kw mod s) at ox + (kw div s), a contiguous run. The copy is the one that padding
 the input makes anyway: runs of lanes * s elements are read, split by shuffles and written
 phase by phase into the padded layout, whose border alone is filled.
+
+`pooled` needs no copy: a max pool (or one with no padding) takes each output row's taps as
+shuffles of runs of the input rows, in registers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import arith, scf, tensor, vector
@@ -133,3 +137,184 @@ def _split_run(x, dest, source, target, column, start, run: int, stride: int, pa
         part = vector.shuffle(values, border, lanes)
         dest = lb.write_run(part, dest, [*target, lb.scalar(index, phase), start])
     return dest
+
+
+def pooled(
+    x: ir.Value,
+    out_shape: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    padding: Sequence[int],
+    combine,
+    lanes: int,
+    threads: int = 1,
+) -> ir.Value:
+    """A max pool of `x` [N, C, H, W] into `out_shape`, padded by `padding` (top, left,
+    bottom, right), each output row computed in registers: per row of the window, one
+    contiguous run of the input covers the windows of `lanes` outputs, and each tap is a
+    shuffle of it (every s-th element from the tap's column). The input is read once, in
+    place: a window row or column in the padding reads the nearest row or column of the
+    input instead, which the window holds anyway and which leaves its max as it is (a sum
+    would count it twice: pad such inputs first). No output is written more than once; with
+    `threads` (which divide the channels), equal parts of the channels run in parallel."""
+    n, c, _, _ = lb.ranked(x).shape
+    result = lb.empty(list(out_shape), lb.ranked(x).element_type)
+    if c % threads:
+        raise ValueError(f"{threads} threads do not divide {c} channels")
+    window = _Window(tuple(kernel), tuple(strides), tuple(padding), combine)
+    if threads == 1:
+        return _pool_rows(x, result, window, lanes)
+    part = c // threads
+    forall = scf.ForallOp([0], [threads], [1], [result])
+    with ir.InsertionPoint(forall.body):
+        channel = arith.muli(forall.induction_variables[0], lb.scalar(ir.IndexType.get(), part))
+        shared = forall.inner_iter_args[0]
+        done = _pool_rows(
+            lb.slice_along(x, 1, channel, part),
+            lb.slice_along(shared, 1, channel, part),
+            window,
+            lanes,
+        )
+        in_parallel = scf.InParallelOp()
+        with ir.InsertionPoint(in_parallel.region.blocks[0]):
+            lb.parallel_insert_along(done, shared, 1, channel)
+    return forall.results[0]
+
+
+@dataclass(frozen=True)
+class _Window:
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    padding: tuple[int, int, int, int]
+    combine: object
+
+    def span(self, count: int) -> int:
+        """The input columns that the windows of `count` adjacent outputs cover."""
+        return (count - 1) * self.strides[1] + self.kernel[1]
+
+
+def _pool_rows(x, dest, window: _Window, lanes: int) -> ir.Value:
+    """`dest` [N, C, OH, OW] with each output row pooled from `x`, `lanes` outputs at a
+    time, then what is left. The runs whose windows reach into the left or right padding are
+    built one by one; those between them, in a loop."""
+    n, c, oh, ow = lb.ranked(dest).shape
+    width = lb.ranked(x).shape[3]
+    sw, left = window.strides[1], window.padding[1]
+    index = ir.IndexType.get()
+    runs, tail = divmod(ow, lanes)
+    pieces = [(k * lanes, lanes) for k in range(runs)] + ([(runs * lanes, tail)] if tail else [])
+
+    def inside(piece) -> bool:
+        first, count = piece
+        start = first * sw - left
+        return start >= 0 and start + window.span(count) <= width
+
+    middle = [k for k, piece in enumerate(pieces) if inside(piece) and piece[1] == lanes]
+    loop_from, loop_to = (middle[0], middle[-1] + 1) if middle else (0, 0)
+    rows = lb.loop_over([n, c, oh], dest)
+    with ir.InsertionPoint(rows.body):
+        row = lb.delinearize(rows.induction_variable, [n, c, oh])
+        input_rows = _input_rows(x, row[2], window)
+        result = rows.inner_iter_args[0]
+        for k, (first, count) in enumerate(pieces):
+            if k == loop_from and loop_to > loop_from:
+                bounds = [lb.scalar(index, bound) for bound in (loop_from, loop_to, 1)]
+                loop = scf.ForOp(*bounds, [result])
+                with ir.InsertionPoint(loop.body):
+                    column = arith.muli(loop.induction_variable, lb.scalar(index, lanes))
+                    done = _pool_run(
+                        x, loop.inner_iter_args[0], row, input_rows, column, lanes, window
+                    )
+                    scf.YieldOp([done])
+                result = loop.results[0]
+            if loop_from <= k < loop_to:
+                continue
+            result = _edge_run(x, result, row, input_rows, first, count, window)
+        scf.YieldOp([result])
+    return rows.results[0]
+
+
+def _input_rows(x, out_row: ir.Value, window: _Window) -> list[ir.Value]:
+    """The input row of each window row of output row `out_row`: a row in the padding is the
+    nearest input row (for a max, the same as leaving it out)."""
+    index = ir.IndexType.get()
+    height = lb.ranked(x).shape[2]
+    (kh, _), (sh, _), (top, _, bottom, _) = window.kernel, window.strides, window.padding
+    first = arith.muli(out_row, lb.scalar(index, sh))
+    if top:
+        first = arith.subi(first, lb.scalar(index, top))
+    rows = []
+    for i in range(kh):
+        row = arith.addi(first, lb.scalar(index, i)) if i else first
+        if top and i < top:
+            row = arith.maxsi(row, lb.scalar(index, 0))
+        if bottom and i >= kh - bottom:
+            row = arith.minsi(row, lb.scalar(index, height - 1))
+        rows.append(row)
+    return rows
+
+
+def _pool_run(x, dest, row, input_rows, column, count: int, window: _Window) -> ir.Value:
+    """`dest` with `count` outputs of output row `row` (image, channel, output row) from
+    output column `column`, whose windows are all inside the input's columns. Per window
+    row, the count * sw input elements from the first output's window (whole vectors, for a
+    full count) and the kw - sw after them are read; tap j of output t is element j + sw * t.
+    Phase p's elements of the first part (one permute of two registers) are tap p; tap
+    p + sw * q is that vector shifted by q lanes, with the phase's first q elements of the
+    second part behind it. (Read as one vector of (count - 1) * sw + kw elements and
+    shuffled tap by tap, the taps were assembled element by element.)"""
+    index = ir.IndexType.get()
+    (_, kw), (_, sw), left = window.kernel, window.strides, window.padding[1]
+    image, channel, out_row = row
+    start = arith.muli(column, lb.scalar(index, sw))
+    if left:
+        start = arith.subi(start, lb.scalar(index, left))
+    span = window.span(count)
+    main = min(count * sw, span)
+    acc = None
+    for input_row in input_rows:
+        values = lb.read_run(x, [image, channel, input_row, start], main)
+        rest = None
+        if span > main:
+            after = arith.addi(start, lb.scalar(index, main))
+            rest = lb.read_run(x, [image, channel, input_row, after], span - main)
+        for phase in range(min(sw, kw)):
+            lanes = vector.shuffle(values, values, [phase + sw * t for t in range(count)])
+            shifts = (kw - 1 - phase) // sw  # taps phase + sw * q, q = 1 .. shifts
+            behind = None
+            if shifts:
+                # As long as `lanes` (the rest arbitrary): shuffles of two lengths lower to
+                # an element-by-element insert.
+                firsts = [phase + sw * r for r in range(shifts)]
+                behind = vector.shuffle(rest, rest, firsts + [0] * (count - shifts))
+            for shift in range(shifts + 1):
+                tap = lanes
+                if shift:
+                    tap = vector.shuffle(lanes, behind, [shift + t for t in range(count)])
+                acc = tap if acc is None else window.combine(acc, tap)
+    return lb.write_run(acc, dest, [image, channel, out_row, column])
+
+
+def _edge_run(x, dest, row, input_rows, first: int, count: int, window: _Window) -> ir.Value:
+    """`dest` with `count` outputs of output row `row` from output column `first`, whose
+    windows reach into the padding: per window row the input columns they cover are read
+    and each tap is a shuffle of them, a column in the padding taken as the nearest input
+    column (for a max, the same as leaving it out)."""
+    index = ir.IndexType.get()
+    (_, kw), (_, sw), left = window.kernel, window.strides, window.padding[1]
+    width = lb.ranked(x).shape[3]
+    image, channel, out_row = row
+    low = first * sw - left
+    start, end = max(low, 0), min(low + window.span(count), width)
+
+    def source(column: int) -> int:
+        return min(max(column, 0), width - 1) - start
+
+    acc = None
+    for input_row in input_rows:
+        values = lb.read_run(x, [image, channel, input_row, lb.scalar(index, start)], end - start)
+        for j in range(kw):
+            lanes = [source(low + j + sw * t) for t in range(count)]
+            tap = vector.shuffle(values, values, lanes)
+            acc = tap if acc is None else window.combine(acc, tap)
+    return lb.write_run(acc, dest, [image, channel, out_row, lb.scalar(index, first)])

@@ -312,8 +312,10 @@ def pool_reference(x, kind, kernel, stride, padding):
 @pytest.mark.parametrize("cores", CORES)
 @pytest.mark.parametrize("n,c,h,w,kind,kernel,stride,padding", POOLS)
 def test_pool(n, c, h, w, kind, kernel, stride, padding, cores):
-    """Pools are window ops vectorized along output rows; a horizontal stride reads the
-    input split into phases (tails of rows, left pads that are not whole phases)."""
+    """Pools are window ops vectorized along output rows: max pools, and pools of a
+    horizontal stride over no padding, take their taps by shuffles of runs of the input
+    (tails of rows, windows reaching into the padding); the others read the input padded,
+    split into phases where strided (left pads that are not whole phases)."""
     rng = np.random.default_rng(c + h + w)
     x = rng.standard_normal((n, c, h, w), dtype=np.float32)
     expected = pool_reference(x, kind, kernel, stride, padding)
@@ -328,6 +330,33 @@ def test_pool(n, c, h, w, kind, kernel, stride, padding, cores):
         list(expected.shape),
     )
     check(compile_for(text, cores)(x), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize(
+    "c,h,kernel,stride,padding",
+    [(64, 112, 3, 2, (1, 1, 1, 1)), (16, 29, 3, 1, (1, 1, 1, 1)), (4, 17, 5, 3, (2, 2, 1, 2))],
+)
+def test_max_pool_keeps_nans_and_infinities(c, h, kernel, stride, padding, cores):
+    """A NaN in a window is its max, infinities win or lose as values do, and a window row
+    or column in the padding never wins (pools read the padding as the nearest input)."""
+    rng = np.random.default_rng(c + h)
+    x = rng.standard_normal((1, c, h, h), dtype=np.float32)
+    flat = x.reshape(-1)
+    picks = rng.choice(flat.size, size=3 * 24, replace=False).reshape(3, 24)
+    flat[picks[0]], flat[picks[1]], flat[picks[2]] = np.nan, np.inf, -np.inf
+    expected = pool_reference(x, "max", kernel, stride, padding).astype(np.float32)
+    attrs = (
+        f"kernel = array<i64: {kernel}, {kernel}>, strides = array<i64: {stride}, {stride}>, "
+        f"padding = array<i64: {', '.join(map(str, padding))}>"
+    )
+    t_in, t_out = tensor_type(x.shape), tensor_type(expected.shape)
+    text = function(
+        [("x", list(x.shape))],
+        [f'%r = "graph.max_pool2d"(%x) {{{attrs}}} : ({t_in}) -> {t_out}'],
+        list(expected.shape),
+    )
+    np.testing.assert_array_equal(compile_for(text, cores)(x), expected)
 
 
 def softmax(x):

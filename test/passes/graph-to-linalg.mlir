@@ -112,8 +112,8 @@ func.func @conv_padded_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b
 
 // -----
 
-// A pool is a generic over the output's dims, then the window's, of the input padded with
-// -inf (only the border filled). With a stride along rows, the input is first split into
+// Without a target, a pool is a generic over the output's dims, then the window's, of the
+// input padded with -inf (only the border filled). With a stride along rows, the input is first split into
 // phases (even and odd columns: shuffles of vector runs); the left pad of one column grows to
 // a whole phase element. Each phase's taps are a generic of their own, reading a slice of
 // one phase, so a tap's run is contiguous.
@@ -137,6 +137,31 @@ func.func @conv_padded_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b
 func.func @max_pool_pads_with_lowest(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
   %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
   return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// For a CPU target a max pool reads its input once, in place: per output row (one loop over
+// image, channel and row), each window row is a run of the input and each tap a shuffle of
+// it. Window rows and columns in the padding read the nearest input row or column (clamped
+// rows; the first output's window takes column 0 twice), which leaves the max as it is.
+// CHECK-LABEL: func.func @max_pool_in_registers
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %{{.*}} = %c0 to %c15 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x3x5x5xf32>)
+// CHECK: %[[TOP:.*]] = arith.maxsi %{{.*}}, %c0 : index
+// CHECK: arith.minsi %{{.*}}, %c8 : index
+// CHECK: %[[FIRST_ROW:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %[[TOP]], %c0]{{.*}} : tensor<1x3x9x9xf32>, vector<8xf32>
+// CHECK: vector.shuffle %[[FIRST_ROW]], %[[FIRST_ROW]] [0, 1, 3, 5]
+// CHECK: vector.shuffle %[[FIRST_ROW]], %[[FIRST_ROW]] [0, 2, 4, 6]
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : vector<4xf32>
+// CHECK: vector.shuffle %[[FIRST_ROW]], %[[FIRST_ROW]] [1, 3, 5, 7]
+// CHECK: vector.transfer_write %{{.*}} : vector<4xf32>, tensor<1x3x5x5xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<1xf32>, tensor<1x3x5x5xf32>
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 1 : i64, vector_bits = 128 : i64, vector_registers = 16 : i64}} {
+  func.func @max_pool_in_registers(%x: tensor<1x3x9x9xf32>) -> tensor<1x3x5x5xf32> {
+    %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x9x9xf32>) -> tensor<1x3x5x5xf32>
+    return %0 : tensor<1x3x5x5xf32>
+  }
 }
 
 // -----
