@@ -391,7 +391,8 @@ def _pool_infer(sig):
 
 
 class MaxPool2dOp(Graph.Operation, name="max_pool2d"):
-    """Max over `kernel` windows of an NCHW tensor; padding never wins."""
+    """Max over `kernel` windows of an NCHW tensor; padding never wins, a NaN in a window is
+    its max, and the sign of a zero max is unspecified."""
 
     input: Operand
     kernel: I64ArrayAttr

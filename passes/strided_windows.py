@@ -148,20 +148,22 @@ def pooled(
     combine,
     lanes: int,
     threads: int = 1,
+    fill: ir.Value | None = None,
 ) -> ir.Value:
-    """A max pool of `x` [N, C, H, W] into `out_shape`, padded by `padding` (top, left,
-    bottom, right), each output row computed in registers: per row of the window, one
-    contiguous run of the input covers the windows of `lanes` outputs, and each tap is a
-    shuffle of it (every s-th element from the tap's column). The input is read once, in
-    place: a window row or column in the padding reads the nearest row or column of the
-    input instead, which the window holds anyway and which leaves its max as it is (a sum
-    would count it twice: pad such inputs first). No output is written more than once; with
-    `threads` (which divide the channels), equal parts of the channels run in parallel."""
+    """A pool of `x` [N, C, H, W] into `out_shape`, padded by `padding` (top, left, bottom,
+    right), each output row computed in registers: per row of the window, one contiguous run
+    of the input covers the windows of `lanes` outputs, and each tap is a shuffle of it
+    (every s-th element from the tap's column). The input is read once, in place: without a
+    `fill` value, a window row or column in the padding reads the nearest row or column of
+    the input instead, which the window holds anyway and which leaves a max as it is; with
+    one (a sum's 0), padded columns are that value and a padded row's taps are replaced by
+    it. No output is written more than once; with `threads` (which divide the channels),
+    equal parts of the channels run in parallel."""
     n, c, _, _ = lb.ranked(x).shape
     result = lb.empty(list(out_shape), lb.ranked(x).element_type)
     if c % threads:
         raise ValueError(f"{threads} threads do not divide {c} channels")
-    window = _Window(tuple(kernel), tuple(strides), tuple(padding), combine)
+    window = _Window(tuple(kernel), tuple(strides), tuple(padding), combine, fill)
     if threads == 1:
         return _pool_rows(x, result, window, lanes)
     part = c // threads
@@ -187,10 +189,19 @@ class _Window:
     strides: tuple[int, int]
     padding: tuple[int, int, int, int]
     combine: object
+    fill: ir.Value | None  # None: padding reads the nearest input (a max's)
 
     def span(self, count: int) -> int:
         """The input columns that the windows of `count` adjacent outputs cover."""
         return (count - 1) * self.strides[1] + self.kernel[1]
+
+    def add_row(self, acc, taps: ir.Value, inside: ir.Value | None):
+        """`acc` combined with one window row's `taps`; `inside`: whether the row is an input
+        row (None: always), the fill value in its place where not."""
+        if inside is not None:
+            padding = vector.broadcast(taps.type, self.fill)
+            taps = arith.select(inside, taps, padding)
+        return taps if acc is None else self.combine(acc, taps)
 
 
 def _pool_rows(x, dest, window: _Window, lanes: int) -> ir.Value:
@@ -234,9 +245,10 @@ def _pool_rows(x, dest, window: _Window, lanes: int) -> ir.Value:
     return rows.results[0]
 
 
-def _input_rows(x, out_row: ir.Value, window: _Window) -> list[ir.Value]:
-    """The input row of each window row of output row `out_row`: a row in the padding is the
-    nearest input row (for a max, the same as leaving it out)."""
+def _input_rows(x, out_row: ir.Value, window: _Window) -> list[tuple[ir.Value, ir.Value | None]]:
+    """The input row of each window row of output row `out_row`, clamped to the input, and
+    whether it is one (None where it always is). A row in the padding is read as the nearest
+    input row: for a max, the same as leaving it out; a fill value replaces it otherwise."""
     index = ir.IndexType.get()
     height = lb.ranked(x).shape[2]
     (kh, _), (sh, _), (top, _, bottom, _) = window.kernel, window.strides, window.padding
@@ -246,11 +258,15 @@ def _input_rows(x, out_row: ir.Value, window: _Window) -> list[ir.Value]:
     rows = []
     for i in range(kh):
         row = arith.addi(first, lb.scalar(index, i)) if i else first
+        clamped, inside = row, None
         if top and i < top:
-            row = arith.maxsi(row, lb.scalar(index, 0))
+            clamped = arith.maxsi(row, lb.scalar(index, 0))
+            inside = arith.cmpi(arith.CmpIPredicate.sge, row, lb.scalar(index, 0))
         if bottom and i >= kh - bottom:
-            row = arith.minsi(row, lb.scalar(index, height - 1))
-        rows.append(row)
+            clamped = arith.minsi(clamped, lb.scalar(index, height - 1))
+            below = arith.cmpi(arith.CmpIPredicate.slt, row, lb.scalar(index, height))
+            inside = below if inside is None else arith.andi(inside, below)
+        rows.append((clamped, inside if window.fill is not None else None))
     return rows
 
 
@@ -272,12 +288,13 @@ def _pool_run(x, dest, row, input_rows, column, count: int, window: _Window) -> 
     span = window.span(count)
     main = min(count * sw, span)
     acc = None
-    for input_row in input_rows:
+    for input_row, inside in input_rows:
         values = lb.read_run(x, [image, channel, input_row, start], main)
         rest = None
         if span > main:
             after = arith.addi(start, lb.scalar(index, main))
             rest = lb.read_run(x, [image, channel, input_row, after], span - main)
+        taps = None
         for phase in range(min(sw, kw)):
             lanes = vector.shuffle(values, values, [phase + sw * t for t in range(count)])
             shifts = (kw - 1 - phase) // sw  # taps phase + sw * q, q = 1 .. shifts
@@ -291,7 +308,8 @@ def _pool_run(x, dest, row, input_rows, column, count: int, window: _Window) -> 
                 tap = lanes
                 if shift:
                     tap = vector.shuffle(lanes, behind, [shift + t for t in range(count)])
-                acc = tap if acc is None else window.combine(acc, tap)
+                taps = tap if taps is None else window.combine(taps, tap)
+        acc = window.add_row(acc, taps, inside)
     return lb.write_run(acc, dest, [image, channel, out_row, column])
 
 
@@ -299,7 +317,7 @@ def _edge_run(x, dest, row, input_rows, first: int, count: int, window: _Window)
     """`dest` with `count` outputs of output row `row` from output column `first`, whose
     windows reach into the padding: per window row the input columns they cover are read
     and each tap is a shuffle of them, a column in the padding taken as the nearest input
-    column (for a max, the same as leaving it out)."""
+    column (for a max, the same as leaving it out) or as the fill value."""
     index = ir.IndexType.get()
     (_, kw), (_, sw), left = window.kernel, window.strides, window.padding[1]
     width = lb.ranked(x).shape[3]
@@ -308,13 +326,19 @@ def _edge_run(x, dest, row, input_rows, first: int, count: int, window: _Window)
     start, end = max(low, 0), min(low + window.span(count), width)
 
     def source(column: int) -> int:
+        if window.fill is not None and not 0 <= column < width:
+            return end - start  # the first lane of the fill vector
         return min(max(column, 0), width - 1) - start
 
     acc = None
-    for input_row in input_rows:
+    for input_row, inside in input_rows:
         values = lb.read_run(x, [image, channel, input_row, lb.scalar(index, start)], end - start)
+        padding = values
+        if window.fill is not None:
+            padding = vector.broadcast(values.type, window.fill)
+        taps = None
         for j in range(kw):
-            lanes = [source(low + j + sw * t) for t in range(count)]
-            tap = vector.shuffle(values, values, lanes)
-            acc = tap if acc is None else window.combine(acc, tap)
+            tap = vector.shuffle(values, padding, [source(low + j + sw * t) for t in range(count)])
+            taps = tap if taps is None else window.combine(taps, tap)
+        acc = window.add_row(acc, taps, inside)
     return lb.write_run(acc, dest, [image, channel, out_row, lb.scalar(index, first)])

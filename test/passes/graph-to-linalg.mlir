@@ -166,6 +166,27 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A sum pool (an average's) reads its input in place too: a padded column is a lane of 0 in
+// the tap's shuffle, and a window row in the padding is replaced by 0 where it is one.
+// CHECK-LABEL: func.func @avg_pool_in_registers
+// CHECK-DAG: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6xf32>
+// CHECK-DAG: %[[ZERO_TAPS:.*]] = arith.constant dense<0.000000e+00> : vector<3xf32>
+// CHECK: %[[ABOVE:.*]] = arith.cmpi sge, %{{.*}}, %c0 : index
+// CHECK: %[[FIRST_ROW:.*]] = vector.transfer_read %arg0{{.*}} : tensor<1x2x6x6xf32>, vector<6xf32>
+// CHECK: vector.shuffle %[[FIRST_ROW]], %[[ZEROS]] [6, 1, 3]
+// CHECK: arith.addf
+// CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<3xf32>
+// CHECK: arith.select %[[ABOVE]], %[[SUM]], %[[ZERO_TAPS]] : vector<3xf32>
+// CHECK: arith.divf
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 1 : i64, vector_bits = 128 : i64, vector_registers = 16 : i64}} {
+  func.func @avg_pool_in_registers(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
+    %0 = "graph.avg_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+    return %0 : tensor<1x2x3x3xf32>
+  }
+}
+
+// -----
+
 // Without a stride along rows, the taps read the padded input itself.
 // CHECK-DAG: #[[TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 + d5)>
 // CHECK-LABEL: func.func @avg_pool_sums_windows
