@@ -8,13 +8,13 @@ reads phase (kw mod s) at ox + (kw div s), a contiguous run. The copy is the one
 the input makes anyway: runs of lanes * s elements are read, split by shuffles and written
 phase by phase into the padded layout, whose border alone is filled.
 
-`pooled` needs no copy: a max pool (or one with no padding) takes each output row's taps as
-shuffles of runs of the input rows, in registers.
+`pooled` needs no copy at all: a pool takes each output row's taps as shuffles of runs of
+the input rows, in registers, and handles its padding there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mlir import ir
@@ -188,7 +188,7 @@ class _Window:
     kernel: tuple[int, int]
     strides: tuple[int, int]
     padding: tuple[int, int, int, int]
-    combine: object
+    combine: Callable[[ir.Value, ir.Value], ir.Value]
     fill: ir.Value | None  # None: padding reads the nearest input (a max's)
 
     def span(self, count: int) -> int:
