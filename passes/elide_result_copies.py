@@ -351,7 +351,7 @@ def _runs_before(user: ir.Operation, copy: ir.Operation) -> bool:
     return _nested_before(user, copy)
 
 
-def _elide(copy: ir.Operation) -> bool:
+def _elide(copy: ir.Operation, slices: bool) -> bool:
     source, target = copy.operands
     if source == target:
         copy.erase()
@@ -361,11 +361,13 @@ def _elide(copy: ir.Operation) -> bool:
         return _elide_reshaped(copy, reshape)
     alloc = defining_op(source)
     if alloc is not None and alloc.name == "memref.view":
-        return _elide_into_slice(copy)
+        return slices and _elide_into_slice(copy)
     if alloc is None or alloc.name != "memref.alloc":
         return False
     if alloc.block == copy.block and not isinstance(target.owner, ir.Block):
-        return _elide_into_subview(copy, alloc, target) or _elide_into_slice(copy)
+        if _elide_into_subview(copy, alloc, target):
+            return True
+        return slices and _elide_into_slice(copy)
     if not isinstance(target.owner, ir.Block) or alloc.block != copy.block:
         return False
     if source.type != target.type or len(list(target.uses)) != 1:
@@ -383,8 +385,12 @@ def _elide(copy: ir.Operation) -> bool:
     return True
 
 
-@register_pass("elide-result-copies", "Write results into out-parameters instead of copying")
-def elide_result_copies(module: ir.Operation) -> None:
+@register_pass(
+    "elide-result-copies", "Write results into out-parameters instead of copying", slices=bool
+)
+def elide_result_copies(module: ir.Operation, slices: bool = True) -> None:
+    """`slices`: buffers copied into contiguous slices of others become views of their
+    bytes (see `_elide_into_slice`)."""
     with module.location:  # types are built with a location to report errors at
         for copy in find_ops(module, lambda op: op.name == "memref.copy"):
-            _elide(copy)
+            _elide(copy, slices)
