@@ -50,27 +50,31 @@ def deinterleaved(
         pad_value,
     )
     origin = (top, first)
+
+    def split(part, dest):
+        return _split_rows(part, dest, stride, origin, pad_value, lanes)
+
+    return _by_channels(x, result, threads, split), shift
+
+
+def _by_channels(x: ir.Value, dest: ir.Value, threads: int, rows) -> ir.Value:
+    """`rows(x, dest)` over all channels, or over equal parts of them (dim 1 of both) on
+    `threads` threads in parallel."""
+    c = lb.ranked(x).shape[1]
     if c % threads:
         raise ValueError(f"{threads} threads do not divide {c} channels")
     if threads == 1:
-        return _split_rows(x, result, stride, origin, pad_value, lanes), shift
+        return rows(x, dest)
     part = c // threads
-    forall = scf.ForallOp([0], [threads], [1], [result])
+    forall = scf.ForallOp([0], [threads], [1], [dest])
     with ir.InsertionPoint(forall.body):
         channel = arith.muli(forall.induction_variables[0], lb.scalar(ir.IndexType.get(), part))
         shared = forall.inner_iter_args[0]
-        done = _split_rows(
-            lb.slice_along(x, 1, channel, part),
-            lb.slice_along(shared, 1, channel, part),
-            stride,
-            origin,
-            pad_value,
-            lanes,
-        )
+        done = rows(lb.slice_along(x, 1, channel, part), lb.slice_along(shared, 1, channel, part))
         in_parallel = scf.InParallelOp()
         with ir.InsertionPoint(in_parallel.region.blocks[0]):
             lb.parallel_insert_along(done, shared, 1, channel)
-    return forall.results[0], shift
+    return forall.results[0]
 
 
 def phase_from(phases: ir.Value, phase: int, start: int) -> ir.Value:
@@ -159,28 +163,11 @@ def pooled(
     one (a sum's 0), padded columns are that value and a padded row's taps are replaced by
     it. No output is written more than once; with `threads` (which divide the channels),
     equal parts of the channels run in parallel."""
-    n, c, _, _ = lb.ranked(x).shape
     result = lb.empty(list(out_shape), lb.ranked(x).element_type)
-    if c % threads:
-        raise ValueError(f"{threads} threads do not divide {c} channels")
     window = _Window(tuple(kernel), tuple(strides), tuple(padding), combine, fill)
-    if threads == 1:
-        return _pool_rows(x, result, window, lanes)
-    part = c // threads
-    forall = scf.ForallOp([0], [threads], [1], [result])
-    with ir.InsertionPoint(forall.body):
-        channel = arith.muli(forall.induction_variables[0], lb.scalar(ir.IndexType.get(), part))
-        shared = forall.inner_iter_args[0]
-        done = _pool_rows(
-            lb.slice_along(x, 1, channel, part),
-            lb.slice_along(shared, 1, channel, part),
-            window,
-            lanes,
-        )
-        in_parallel = scf.InParallelOp()
-        with ir.InsertionPoint(in_parallel.region.blocks[0]):
-            lb.parallel_insert_along(done, shared, 1, channel)
-    return forall.results[0]
+    return _by_channels(
+        x, result, threads, lambda part, dest: _pool_rows(part, dest, window, lanes)
+    )
 
 
 @dataclass(frozen=True)

@@ -319,17 +319,21 @@ def test_pool(n, c, h, w, kind, kernel, stride, padding, cores):
     rng = np.random.default_rng(c + h + w)
     x = rng.standard_normal((n, c, h, w), dtype=np.float32)
     expected = pool_reference(x, kind, kernel, stride, padding)
+    text = pool_function(x.shape, expected.shape, kind, kernel, stride, padding)
+    check(compile_for(text, cores)(x), expected, rtol=1e-6)
+
+
+def pool_function(in_shape, out_shape, kind, kernel, stride, padding) -> str:
     attrs = (
         f"kernel = array<i64: {kernel}, {kernel}>, strides = array<i64: {stride}, {stride}>, "
         f"padding = array<i64: {', '.join(map(str, padding))}>"
     )
-    t_in, t_out = tensor_type(x.shape), tensor_type(expected.shape)
-    text = function(
-        [("x", list(x.shape))],
+    t_in, t_out = tensor_type(in_shape), tensor_type(out_shape)
+    return function(
+        [("x", list(in_shape))],
         [f'%r = "graph.{kind}_pool2d"(%x) {{{attrs}}} : ({t_in}) -> {t_out}'],
-        list(expected.shape),
+        list(out_shape),
     )
-    check(compile_for(text, cores)(x), expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("cores", CORES)
@@ -346,16 +350,7 @@ def test_max_pool_keeps_nans_and_infinities(c, h, kernel, stride, padding, cores
     picks = rng.choice(flat.size, size=3 * 24, replace=False).reshape(3, 24)
     flat[picks[0]], flat[picks[1]], flat[picks[2]] = np.nan, np.inf, -np.inf
     expected = pool_reference(x, "max", kernel, stride, padding).astype(np.float32)
-    attrs = (
-        f"kernel = array<i64: {kernel}, {kernel}>, strides = array<i64: {stride}, {stride}>, "
-        f"padding = array<i64: {', '.join(map(str, padding))}>"
-    )
-    t_in, t_out = tensor_type(x.shape), tensor_type(expected.shape)
-    text = function(
-        [("x", list(x.shape))],
-        [f'%r = "graph.max_pool2d"(%x) {{{attrs}}} : ({t_in}) -> {t_out}'],
-        list(expected.shape),
-    )
+    text = pool_function(x.shape, expected.shape, "max", kernel, stride, padding)
     np.testing.assert_array_equal(compile_for(text, cores)(x), expected)
 
 
