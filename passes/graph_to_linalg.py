@@ -419,18 +419,23 @@ def lower_avg_pool2d(op):
     if counts is None:
         size = op.kernel[0] * op.kernel[1]
         return lb.elementwise([sums], out.shape, element, lambda s: div(s, const(s, size)))
+    # The counts as f32 (small integers, exact in every float type; numpy has no bf16 array
+    # for a constant of that type), narrowed in the division.
+    f32 = ir.F32Type.get()
     divisor = arith.ConstantOp(
-        ir.RankedTensorType.get(list(counts.shape), element),
-        ir.DenseElementsAttr.get(counts.astype(np.float32), type=element)
-        if element == ir.F32Type.get()
-        else ir.DenseElementsAttr.get(counts, type=element),
+        ir.RankedTensorType.get(list(counts.shape), f32),
+        ir.DenseElementsAttr.get(counts.astype(np.float32), type=f32),
     ).result
+
+    def divide(s, d, _):
+        return div(s, d if element == f32 else arith.truncf(element, d))
+
     return lb.generic(
         [sums, divisor],
         lb.empty(out.shape, element),
         [[0, 1, 2, 3], [2, 3], [0, 1, 2, 3]],
         [lb.PARALLEL] * 4,
-        lambda s, d, _: div(s, d),
+        divide,
     )
 
 

@@ -163,8 +163,14 @@ def pooled(
     one (a sum's 0), padded columns are that value and a padded row's taps are replaced by
     it. No output is written more than once; with `threads` (which divide the channels),
     equal parts of the channels run in parallel."""
-    result = lb.empty(list(out_shape), lb.ranked(x).element_type)
-    window = _Window(tuple(kernel), tuple(strides), tuple(padding), combine, fill)
+    element = lb.ranked(x).element_type
+    result = lb.empty(list(out_shape), element)
+    # Narrow floats are pooled in f32 (LLVM cannot select some bf16 vector shuffles on x86);
+    # a max is exact either way, a sum rounds once.
+    wide = element if element == ir.F32Type.get() else ir.F32Type.get()
+    if fill is not None and fill.type != wide:
+        fill = arith.extf(wide, fill)
+    window = _Window(tuple(kernel), tuple(strides), tuple(padding), combine, fill, wide)
     return _by_channels(
         x, result, threads, lambda part, dest: _pool_rows(part, dest, window, lanes)
     )
@@ -177,6 +183,20 @@ class _Window:
     padding: tuple[int, int, int, int]
     combine: Callable[[ir.Value, ir.Value], ir.Value]
     fill: ir.Value | None  # None: padding reads the nearest input (a max's)
+    wide: ir.Type  # the element type the taps are combined in
+
+    def read(self, x: ir.Value, indices, length: int) -> ir.Value:
+        """`length` elements of `x` from `indices`, in the type the taps are combined in."""
+        run = lb.read_run(x, indices, length)
+        if lb.ranked(x).element_type == self.wide:
+            return run
+        return arith.extf(ir.VectorType.get([length], self.wide), run)
+
+    def write(self, acc: ir.Value, dest: ir.Value, indices) -> ir.Value:
+        element = lb.ranked(dest).element_type
+        if element != self.wide:
+            acc = arith.truncf(ir.VectorType.get(ir.VectorType(acc.type).shape, element), acc)
+        return lb.write_run(acc, dest, indices)
 
     def span(self, count: int) -> int:
         """The input columns that the windows of `count` adjacent outputs cover."""
@@ -276,11 +296,11 @@ def _pool_run(x, dest, row, input_rows, column, count: int, window: _Window) -> 
     main = min(count * sw, span)
     acc = None
     for input_row, inside in input_rows:
-        values = lb.read_run(x, [image, channel, input_row, start], main)
+        values = window.read(x, [image, channel, input_row, start], main)
         rest = None
         if span > main:
             after = arith.addi(start, lb.scalar(index, main))
-            rest = lb.read_run(x, [image, channel, input_row, after], span - main)
+            rest = window.read(x, [image, channel, input_row, after], span - main)
         taps = None
         for phase in range(min(sw, kw)):
             lanes = vector.shuffle(values, values, [phase + sw * t for t in range(count)])
@@ -297,7 +317,7 @@ def _pool_run(x, dest, row, input_rows, column, count: int, window: _Window) -> 
                     tap = vector.shuffle(lanes, behind, [shift + t for t in range(count)])
                 taps = tap if taps is None else window.combine(taps, tap)
         acc = window.add_row(acc, taps, inside)
-    return lb.write_run(acc, dest, [image, channel, out_row, column])
+    return window.write(acc, dest, [image, channel, out_row, column])
 
 
 def _edge_run(x, dest, row, input_rows, first: int, count: int, window: _Window) -> ir.Value:
@@ -319,7 +339,7 @@ def _edge_run(x, dest, row, input_rows, first: int, count: int, window: _Window)
 
     acc = None
     for input_row, inside in input_rows:
-        values = lb.read_run(x, [image, channel, input_row, lb.scalar(index, start)], end - start)
+        values = window.read(x, [image, channel, input_row, lb.scalar(index, start)], end - start)
         padding = values
         if window.fill is not None:
             padding = vector.broadcast(values.type, window.fill)
@@ -328,4 +348,4 @@ def _edge_run(x, dest, row, input_rows, first: int, count: int, window: _Window)
             tap = vector.shuffle(values, padding, [source(low + j + sw * t) for t in range(count)])
             taps = tap if taps is None else window.combine(taps, tap)
         acc = window.add_row(acc, taps, inside)
-    return lb.write_run(acc, dest, [image, channel, out_row, lb.scalar(index, first)])
+    return window.write(acc, dest, [image, channel, out_row, lb.scalar(index, first)])

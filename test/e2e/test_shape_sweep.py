@@ -354,6 +354,28 @@ def test_max_pool_keeps_nans_and_infinities(c, h, kernel, stride, padding, cores
     np.testing.assert_array_equal(compile_for(text, cores)(x), expected)
 
 
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool_of_narrow_floats(kind, element, cores):
+    """f16 and bf16 pools combine their taps in f32 (bf16 vector shuffles stopped LLVM's
+    instruction selection): a max is exact, an average rounds once."""
+    import ml_dtypes
+
+    dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[element]
+    x = np.random.default_rng(7).standard_normal((1, 24, 29, 29)).astype(dtype)
+    padding = (1, 1, 1, 1)
+    expected = pool_reference(x.astype(np.float32), kind, 3, 2, padding)
+    text = pool_function(x.shape, expected.shape, kind, 3, 2, padding)
+    text = text.replace("xf32>", f"x{element}>")
+    actual = compile_for(text, cores)(x)
+    assert actual.dtype == dtype
+    if kind == "max":
+        np.testing.assert_array_equal(actual, expected.astype(dtype))
+    else:
+        np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=2**-7, atol=2**-9)
+
+
 def softmax(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
