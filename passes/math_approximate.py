@@ -321,22 +321,28 @@ def log_f32(x: ir.Value) -> ir.Value:
     return _branch_on_any_lane(special, [t], lambda: [_log_any(x)], lambda: [_log_normal(x)])[0]
 
 
+def _split_at_sqrt_half(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(e, m) with x = 2^e m, m in [sqrt(1/2), sqrt(2)), for normal positive finite f32 x, by
+    integer arithmetic alone: x's bits less sqrt(1/2)'s hold e above the mantissa field and
+    m's offset from sqrt(1/2) in it."""
+    i32 = _i32(x.type)
+    offset = arith.subi(arith.bitcast(i32, x), _const(i32, _SQRT_HALF_BITS))
+    exponent = arith.shrsi(offset, _const(i32, 23))
+    bits = arith.addi(arith.andi(offset, _const(i32, 0x007FFFFF)), _const(i32, _SQRT_HALF_BITS))
+    return exponent, arith.bitcast(x.type, bits)
+
+
 def _log_normal(x: ir.Value, exponent_offset: ir.Value | None = None) -> ir.Value:
     """log(2^exponent_offset x) for normal, positive, finite x: x = 2^e m with m in
     [sqrt(1/2), sqrt(2)) by integer arithmetic alone (x's bits less sqrt(1/2)'s: e in the
     bits above the mantissa, m's offset from sqrt(1/2) below), no compare or select; then
     f = m - 1 (exact) and log = e ln2 + f + f^2 Q(f), ln2 in two parts."""
     t = x.type
-    i32 = _i32(t)
-    offset = arith.subi(arith.bitcast(i32, x), _const(i32, _SQRT_HALF_BITS))
-    exponent = arith.shrsi(offset, _const(i32, 23))
+    exponent, mantissa = _split_at_sqrt_half(x)
     if exponent_offset is not None:
         exponent = arith.addi(exponent, exponent_offset)
     e = arith.sitofp(t, exponent)
-    mantissa_bits = arith.addi(
-        arith.andi(offset, _const(i32, 0x007FFFFF)), _const(i32, _SQRT_HALF_BITS)
-    )
-    f = arith.subf(arith.bitcast(t, mantissa_bits), _const(t, 1.0))
+    f = arith.subf(mantissa, _const(t, 1.0))
     small = arith.mulf(arith.mulf(f, f), _horner(f, _LOG_COEFFICIENTS))
     small = _fma(e, _const(t, _LN2_LO), small)
     return _fma(e, _const(t, _LN2_HI), arith.addf(f, small))
@@ -695,14 +701,9 @@ def _log_f64(x: ir.Value, *, subnormal_x: bool = True) -> ir.Value:
     if subnormal_x:
         subnormal = arith.cmpf(Cmp.OLT, x, _const(t, _SMALLEST_NORMAL))
         scaled = arith.select(subnormal, arith.mulf(x, _const(t, 2.0**23)), x)
-    # The mantissa in [sqrt(1/2), sqrt(2)) from the bits less sqrt(1/2)'s, as in _log_normal.
-    offset = arith.subi(arith.bitcast(i32, scaled), _const(i32, _SQRT_HALF_BITS))
-    exponent = arith.shrsi(offset, _const(i32, 23))
+    exponent, mantissa = _split_at_sqrt_half(scaled)
     if subnormal_x:
         exponent = arith.select(subnormal, arith.subi(exponent, _const(i32, 23)), exponent)
-    mantissa = arith.bitcast(
-        t, arith.addi(arith.andi(offset, _const(i32, 0x007FFFFF)), _const(i32, _SQRT_HALF_BITS))
-    )
     one32 = _const(t, 1.0)
     reciprocal = arith.extf(f64, arith.divf(one32, arith.addf(mantissa, one32)))
     m = arith.extf(f64, mantissa)
