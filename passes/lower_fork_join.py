@@ -15,7 +15,9 @@ destructor stops and joins them), so a fork costs a wake-up, not a thread start.
 jobs a worker polls the job counter for about 2-5 ms before it sleeps on a condition
 variable, and takes a job it sees there without the pool's lock: back-to-back forks (one per
 kernel of a model, or a late range of the last one) find it awake, where a sleep and a wake-up
-cost 30-100 us each on a virtual machine.
+cost 30-100 us each on a virtual machine. Polls (the worker's, and the caller's while it waits
+for the last range) carry the CPU's spin hint and yield the core every few microseconds, so a
+thread that waits never holds up, for a time slice, the one it waits for on the same core.
 
 Safety: ranges are claimed by compare-and-swap on one word that holds the job's generation
 and the next range, so a late worker can never take a range of a newer job. One host thread
@@ -40,9 +42,26 @@ MAX_THREADS = 64
 # Polls before a worker or the caller sleeps: about 2-5 ms of one core after the last fork (OpenBLAS
 # spins up to 2^28 cycles, OpenMP runtimes 0.2-200 ms). A worker that slept is woken onto
 # whatever core the scheduler picks, often the caller's, which then runs every range itself:
-# at 2^19 polls (0.2-0.5 ms) the median 2-thread call of 64x1024 @ 1024x4096 took 6.5-7.4 ms,
-# of 1024^3 21.6-22.3 ms; at 2^23 5.4 ms and 18.6-18.8 ms.
-_SPINS = 1 << 23
+# polling 0.2-0.5 ms, the median 2-thread call of 64x1024 @ 1024x4096 took 6.5-7.4 ms, of
+# 1024^3 21.6-22.3 ms; polling 2-5 ms, 5.4 ms and 18.6-18.8 ms. A poll is a spin hint (x86's
+# pause: about 25 ns on a znver4) and a sched_yield every _POLLS_PER_YIELD polls: 2^17 polls
+# are about 4 ms there.
+_SPINS = 1 << 17
+# A thread that waits for another on its own core (the scheduler put both on one, or another
+# process holds the other) must give the core up: spinning out its time slice, SqueezeNet's
+# 2-thread call took 16 ms with both threads held on one core of a znver4 (12-13 ms in
+# minutes-long stretches of a virtual machine, unpinned), 5 ms on two, 8.2 on one thread.
+# Yielding every 64 polls (a sched_yield costs about 0.5 us): 8.5 ms on the one core, and the
+# same 5 ms on two.
+_POLLS_PER_YIELD = 64
+# The CPU's hint that a loop spins (it frees the core's resources for its other hardware
+# thread and, in a virtual machine, lets the hypervisor run another virtual CPU), by the
+# target triple's architecture.
+_SPIN_HINTS = {
+    "x86_64": 'llvm.call_intrinsic "llvm.x86.sse2.pause"() : () -> ()',
+    "aarch64": "%yield = llvm.mlir.constant(1 : i32) : i32\n"
+    '  llvm.call_intrinsic "llvm.aarch64.hint"(%yield) : (i32) -> ()',
+}
 
 _MUTEXES = ("lock", "busy", "wake", "done")  # pthread_mutex_t / pthread_cond_t storage
 _WORDS = ("workers", "generation", "stop", "pid", "n", "ranges", "next", "remaining")
@@ -76,7 +95,7 @@ _ADDRESSES = "\n".join(
 )
 
 
-def _runtime(most_threads: int) -> str:
+def _runtime(most_threads: int, spin_hint: str) -> str:
     """The pool; it starts at most `most_threads` - 1 workers (the target's cores, with the
     caller): a fork into more ranges than that has its ranges claimed as threads get free."""
     return f"""
@@ -88,7 +107,23 @@ llvm.func @pthread_mutex_unlock(!llvm.ptr) -> i32
 llvm.func @pthread_cond_wait(!llvm.ptr, !llvm.ptr) -> i32
 llvm.func @pthread_cond_broadcast(!llvm.ptr) -> i32
 llvm.func @getpid() -> i32
+llvm.func @sched_yield() -> i32
 {_globals()}
+
+// Poll `k` of a spin loop: the spin hint, and every {_POLLS_PER_YIELD}th a yield of the core.
+llvm.func internal @__strata_pool_poll(%k: i64) {{
+  {spin_hint}
+  %mask = llvm.mlir.constant({_POLLS_PER_YIELD - 1} : i64) : i64
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %phase = llvm.and %k, %mask : i64
+  %due = llvm.icmp "eq" %phase, %c0 : i64
+  llvm.cond_br %due, ^yield, ^done
+^yield:
+  %r = llvm.call @sched_yield() : () -> i32
+  llvm.br ^done
+^done:
+  llvm.return
+}}
 
 // Claims and runs ranges of job `gen` until none is left; the one that finishes the last
 // range wakes the caller.
@@ -166,6 +201,7 @@ llvm.func internal @__strata_pool_worker(%unused: !llvm.ptr) -> !llvm.ptr {{
   %tired = llvm.icmp "sge" %k1, %spins : i64
   llvm.cond_br %moved, ^next, ^idle
 ^idle:
+  llvm.call @__strata_pool_poll(%k1) : (i64) -> ()
   llvm.cond_br %tired, ^relock(%done_gen : i64), ^spin(%k1, %done_gen : i64, i64)
 ^next:  // the job was published before its generation (release): no lock needed to read it;
   // taking the lock here would put the worker to sleep while the caller still holds it.
@@ -320,6 +356,7 @@ llvm.func internal @__strata_parallel_for(%fn: !llvm.ptr, %ctx: !llvm.ptr, %n: i
   llvm.cond_br %finished, ^release, ^count
 ^count:
   %k1 = llvm.add %k, %c1 : i64
+  llvm.call @__strata_pool_poll(%k1) : (i64) -> ()
   %tired = llvm.icmp "sge" %k1, %spins : i64
   llvm.cond_br %tired, ^sleep, ^spin(%k1 : i64)
 ^sleep:
@@ -389,7 +426,9 @@ def lower_fork_join(module: ir.Operation) -> None:
     calls = find_ops(module, lambda op: op.name == "llvm.call" and "callee" in op.attributes)
     body = module.regions[0].blocks[0]
     desc = target.of(module)
-    texts = [_runtime(min(desc.cores, MAX_THREADS) if desc is not None else MAX_THREADS)]
+    most_threads = min(desc.cores, MAX_THREADS) if desc is not None else MAX_THREADS
+    architecture = desc.triple.split("-")[0] if desc is not None else ""
+    texts = [_runtime(most_threads, _SPIN_HINTS.get(architecture, ""))]
     for decl in declarations:
         name = symbol_name(decl)
         uses = [c for c in calls if ir.FlatSymbolRefAttr(c.attributes["callee"]).value == name]

@@ -4,6 +4,11 @@
 // parallel-for. That publishes the ranges as a job of a persistent pool (workers started on
 // first use), runs ranges itself and waits; ranges are claimed by compare-and-swap, and a
 // global destructor stops and joins the workers when the module is unloaded.
+// A poll of a spin loop yields the core every 64th time; with no target, no spin hint.
+// CHECK-LABEL: llvm.func internal @__strata_pool_poll(%{{.*}}: i64)
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: llvm.mlir.constant(63 : i64)
+// CHECK: llvm.call @sched_yield()
 // CHECK-LABEL: llvm.func internal @__strata_pool_run(
 // CHECK: llvm.cmpxchg %{{.*}} acq_rel acquire
 // CHECK: llvm.call %{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
@@ -13,6 +18,7 @@
 // CHECK: llvm.call @pthread_cond_wait
 // CHECK: llvm.call @__strata_pool_run
 // CHECK: llvm.load %{{.*}} atomic acquire
+// CHECK: llvm.call @__strata_pool_poll
 // CHECK-NOT: pthread_mutex_lock
 // CHECK: llvm.call @__strata_pool_run
 // CHECK-LABEL: llvm.func internal @__strata_pool_shutdown(
@@ -26,6 +32,7 @@
 // CHECK: llvm.call @pthread_create
 // CHECK: llvm.call @pthread_cond_broadcast
 // CHECK: llvm.call @__strata_pool_run
+// CHECK: llvm.call @__strata_pool_poll
 // CHECK-LABEL: llvm.func internal @__strata_thunk_task(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64)
 // CHECK: %[[S:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.struct<(ptr, f32)>
@@ -49,7 +56,10 @@ llvm.func @main(%p: !llvm.ptr, %x: f32) {
 
 // -----
 
-// The target's cores bound the pool: a fork into more ranges than that shares them out.
+// The target's cores bound the pool: a fork into more ranges than that shares them out. Polls
+// carry the architecture's spin hint: x86's pause.
+// CHECK-LABEL: llvm.func internal @__strata_pool_poll(
+// CHECK: llvm.call_intrinsic "llvm.x86.sse2.pause"() : () -> ()
 // CHECK-LABEL: llvm.func internal @__strata_parallel_for(
 // CHECK: %[[CORES:.*]] = llvm.mlir.constant(3 : i64) : i64
 // CHECK: llvm.icmp "slt" %{{.*}}, %[[CORES]]
@@ -61,6 +71,24 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
   }
   llvm.func @main() {
     %n = llvm.mlir.constant(12 : i64) : i64
+    llvm.call @__strata_fork_task(%n) : (i64) -> ()
+    llvm.return
+  }
+}
+
+// -----
+
+// AArch64's spin hint is `yield` (hint #1).
+// CHECK-LABEL: llvm.func internal @__strata_pool_poll(
+// CHECK: %[[YIELD:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: llvm.call_intrinsic "llvm.aarch64.hint"(%[[YIELD]]) : (i32) -> ()
+module attributes {target.desc = {kind = "cpu", triple = "aarch64-unknown-linux-gnu", cores = 4 : i64}} {
+  llvm.func @__strata_fork_task(i64)
+  llvm.func @task(%begin: i64, %end: i64) {
+    llvm.return
+  }
+  llvm.func @main() {
+    %n = llvm.mlir.constant(8 : i64) : i64
     llvm.call @__strata_fork_task(%n) : (i64) -> ()
     llvm.return
   }
