@@ -432,6 +432,16 @@ def _chunks(threads: int, moved_bytes: int, extent: int, unit: int) -> int:
     return threads
 
 
+def claimed_parts(extent: int, threads: int) -> int | None:
+    """The fewest equal parts of `extent` that `threads` threads, claiming them one at a time,
+    share within an eighth of an even split (an odd extent in more parts than threads: 111
+    rows in 37 parts of 3, 19 and 18 a thread); None where no divisor does."""
+    for parts in range(threads, extent + 1):
+        if extent % parts == 0 and -(-parts // threads) * threads * 8 <= parts * 9:
+            return parts
+    return None
+
+
 def _elementwise_config(desc, shape: list[int], buffers: int) -> dict | None:
     """Vector-wide pieces of the innermost dim; a chain that moves enough memory (`buffers`
     tensors of this size read or written) splits its outermost dim that divides evenly over

@@ -41,6 +41,7 @@ from .registry import PassFailure, register_pass
 from .tile_configure import (
     CONFIG_ATTR,
     LANE_TYPES,
+    claimed_parts,
     im2col_columns,
     kernels,
     largest_divisor,
@@ -524,15 +525,17 @@ def _packed_product(matmul: ir.Operation, config: dict) -> _PackedProduct:
 
 def _plan_patch_copy(script: _Script, copy: ir.Operation, config: dict, lanes: int) -> None:
     """The im2col copy ([C, KH, KW, N, OH, OW]) split over the product's threads along C or
-    OH, whichever they divide: alone on one thread it was 5-8% of a 3x3 conv on 2. With
-    `lanes`, each patch row is copied in vector runs; without (a strided conv, whose rows
-    would gather), in plain loops."""
+    OH, in parts they share evenly: alone on one thread it was 5-8% of a 3x3 conv on 2, and
+    SqueezeNet's stem (3 channels, 111 rows) ran its patches on one thread. With `lanes`, each
+    patch row is copied in vector runs; without (a strided conv, whose rows would gather), in
+    plain loops."""
     shape = lb.ranked(copy.results[0]).shape
     threads = config.get("threads", 1)
-    dim = next((d for d in (0, 4) if shape[d] % threads == 0), None)
     handle = script.match(copy)
-    if dim is not None:
-        handle = script.split(handle, threads, dim, rank=6)
+    if threads > 1:
+        split = next(((d, p) for d in (0, 4) if (p := claimed_parts(shape[d], threads))), None)
+        if split is not None:
+            handle = script.split(handle, split[1], split[0], rank=6)
     if lanes:
         run = tile_size(shape[-1], 4 * lanes, lanes)
         script.unit_tiles(handle, [1, 1, 1, 1, 1, run])

@@ -157,6 +157,7 @@ CONVS = [
     (1, 256, 14, 14, 256, 3, 1, 1, 1),  # a 3x3 conv on 196 columns
     (1, 1024, 14, 14, 2048, 1, 2, 0, 1),  # its strided projection onto 7x7
     (1, 3, 224, 224, 64, 7, 2, 3, 1),  # a stem
+    (1, 3, 224, 224, 64, 3, 2, 0, 1),  # SqueezeNet's: 111 rows, patches in 37 parts on 2 cores
     (1, 96, 28, 28, 96, 3, 1, 1, 96),  # depthwise
     (1, 144, 28, 28, 144, 3, 2, 1, 144),  # strided depthwise
     (1, 96, 112, 112, 96, 3, 2, 1, 96),  # MobileNetV2's first strided depthwise

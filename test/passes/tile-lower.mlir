@@ -243,6 +243,26 @@ func.func private @conv_strided_threads(%x: tensor<1x3x9x9xf32>, %w: tensor<8x3x
 
 // -----
 
+// Where the threads divide neither C nor OH (3 channels, 9 output rows), the patch copy is
+// split into more parts than threads, which they claim one at a time: 9 rows, 5 and 4 a thread.
+// MATMUL-LABEL: func.func private @conv_odd_rows_threads
+// MATMUL: scf.forall (%{{.*}}) in (9) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<3x3x3x1x9x9xf32>)
+// MATMUL: tensor.extract_slice %{{.*}} : tensor<3x3x3x1x9x9xf32> to tensor<3x3x3x1x1x9xf32>
+func.func private @conv_odd_rows_threads(%x: tensor<1x3x19x19xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x9x9xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", im2col = 1 : i64, tile_sizes = array<i64: 8, 8, 27>, threads = 2 : i64,
+                   thread_dim = 0 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 8, 1>,
+                   vector_size = 8 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x9x9xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x9x9xf32>) -> tensor<1x16x9x9xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x3x19x19xf32>, tensor<16x3x3x3xf32>) outs(%init : tensor<1x16x9x9xf32>) -> tensor<1x16x9x9xf32>
+  return %r : tensor<1x16x9x9xf32>
+}
+
+// -----
+
 // A conv that accumulates into a value other than zeros is not rewritten as a product of
 // patches: it stays a conv (lowered later as loops).
 // MATMUL-LABEL: func.func private @conv_accumulate
