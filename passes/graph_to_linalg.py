@@ -49,6 +49,25 @@ def _is_bool(v: ir.Value) -> bool:
     return isinstance(v.type, ir.IntegerType) and ir.IntegerType(v.type).width == 1
 
 
+_HALVES = ("f16", "bf16")
+
+
+def in_f32(fn):
+    """`fn` on f16/bf16 values computed in f32 and rounded once at the end. Each step in the
+    narrow type rounds to 11 (8) bits: GELU's x / sqrt 2 rounded in f16 moved its result by
+    up to 9 ulps at x = -2.8 (erfc multiplies the argument's error by 2 z^2), and x86, with no
+    f16 arithmetic, widens and narrows around every op anyway."""
+
+    def body(*values):
+        if not any(str(v.type) in _HALVES for v in values):
+            return fn(*values)
+        f32 = ir.F32Type.get()
+        wide = [arith.extf(f32, v) if str(v.type) in _HALVES else v for v in values]
+        return arith.truncf(values[0].type, fn(*wide))
+
+    return body
+
+
 def maximum(a, b):
     if _is_float(a):
         return arith.maximumf(a, b)
@@ -155,10 +174,16 @@ _BINARY = {
 }
 
 
+# Ops whose result is exact in any float type: no wider arithmetic for f16/bf16.
+_EXACT = {"neg", "abs", "relu", "floor", "ceil", "round", "maximum", "minimum", "logical_not"}
+
+
 @lowering(*_BINARY)
 def lower_binary(op):
     out = _out(op)
     fn = _BINARY[op.mnemonic]
+    if op.mnemonic not in _EXACT:
+        fn = in_f32(fn)
     return lb.elementwise([op.lhs, op.rhs], out.shape, out.element_type, fn)
 
 
@@ -228,14 +253,17 @@ def lower_where(op):
 @lowering(*_UNARY)
 def lower_unary(op):
     out = _out(op)
-    return lb.elementwise([op.input], out.shape, out.element_type, _UNARY[op.mnemonic])
+    fn = _UNARY[op.mnemonic]
+    if op.mnemonic not in _EXACT:
+        fn = in_f32(fn)
+    return lb.elementwise([op.input], out.shape, out.element_type, fn)
 
 
 @lowering("gelu")
 def lower_gelu(op):
     out = _out(op)
     return lb.elementwise(
-        [op.input], out.shape, out.element_type, lambda x: gelu(x, op.approximate)
+        [op.input], out.shape, out.element_type, in_f32(lambda x: gelu(x, op.approximate))
     )
 
 
@@ -261,7 +289,19 @@ def lower_cast(op):
 @lowering("matmul")
 def lower_matmul(op):
     out = _out(op)
-    lhs, rhs = lb.ranked(op.lhs), lb.ranked(op.rhs)
+    if str(out.element_type) in _HALVES and not _for_gpu(op):
+        # On the CPU, f16/bf16 products accumulate in f32 (a depth of 1000 summed in f16 was
+        # off by 3x the f32 sum's rounding) and run as f32 matmuls; GPUs' tensor cores take
+        # the narrow operands and accumulate in f32 themselves.
+        wide = _product(widen(op.lhs), widen(op.rhs), out.shape, ir.F32Type.get())
+        return narrow(wide, out.element_type)
+    return _product(op.lhs, op.rhs, out.shape, out.element_type)
+
+
+def _product(lhs_value: ir.Value, rhs_value: ir.Value, out_shape, out_element) -> ir.Value:
+    """numpy.matmul of the two values into a tensor of `out_shape` and `out_element`."""
+    out = ir.RankedTensorType.get(list(out_shape), out_element)
+    lhs, rhs = lb.ranked(lhs_value), lb.ranked(rhs_value)
     zero = lb.scalar(out.element_type, 0)
     same_element = lhs.element_type == rhs.element_type == out.element_type
     if lhs.rank >= 2 and rhs.rank == 2 and same_element:
@@ -269,9 +309,9 @@ def lower_matmul(op):
         # which the CPU's matmul strategy tiles.
         rows = math.prod(lhs.shape[:-1])
         groups = [list(range(lhs.rank - 1)), [lhs.rank - 1]]
-        flat = lb.collapse(op.lhs, groups, [rows, lhs.shape[-1]]) if lhs.rank > 2 else op.lhs
+        flat = lb.collapse(lhs_value, groups, [rows, lhs.shape[-1]]) if lhs.rank > 2 else lhs_value
         init = lb.filled([rows, rhs.shape[1]], out.element_type, zero)
-        product = linalg.matmul(flat, op.rhs, outs=[init])
+        product = linalg.matmul(flat, rhs_value, outs=[init])
         return lb.expand(product, groups, out.shape) if lhs.rank > 2 else product
     if lhs.rank == rhs.rank == out.rank >= 3 and same_element and lhs.shape[:-2] == rhs.shape[:-2]:
         # Batches of matmuls (attention's scores and weighted values, per batch and head):
@@ -284,7 +324,7 @@ def lower_matmul(op):
             return lb.collapse(value, groups, shape) if t.rank > 3 else value
 
         init = lb.filled([batches, *out.shape[-2:]], out.element_type, zero)
-        product = linalg.batch_matmul(flat(op.lhs, lhs), flat(op.rhs, rhs), outs=[init])
+        product = linalg.batch_matmul(flat(lhs_value, lhs), flat(rhs_value, rhs), outs=[init])
         return lb.expand(product, groups, out.shape) if out.rank > 3 else product
     init = lb.filled(out.shape, out.element_type, zero)
     # General numpy.matmul: loops are (batch..., [m], [n], k).
@@ -306,7 +346,7 @@ def lower_matmul(op):
         return add(acc, mul(convert(a, element), convert(b, element)))
 
     return lb.generic(
-        [op.lhs, op.rhs],
+        [lhs_value, rhs_value],
         init,
         [lhs_map, rhs_map, out_map],
         [lb.PARALLEL] * out.rank + [lb.REDUCTION],
@@ -698,12 +738,18 @@ def lower_reduce(op):
         reduced = lb.reduce(op.input, axes, lb.lowest(element), maximum)
     elif op.mnemonic == "reduce_min":
         reduced = lb.reduce(op.input, axes, lb.highest(element), minimum)
-    elif op.mnemonic == "reduce_prod":
-        reduced = lb.reduce(op.input, axes, lb.scalar(element, 1), mul)
-    elif op.mnemonic == "reduce_sum":
-        reduced = lb.reduce(op.input, axes, lb.scalar(element, 0), add)
     else:
-        reduced = _mean_over(op.input, axes, math.prod(t.shape[a] for a in axes))
+        # Sums and products of f16/bf16 accumulate in f32 (as PyTorch's do): a row of 1000
+        # summed in f16 was 280 ulps of its result off.
+        x = widen(op.input)
+        wide = lb.ranked(x).element_type
+        if op.mnemonic == "reduce_prod":
+            reduced = lb.reduce(x, axes, lb.scalar(wide, 1), mul)
+        elif op.mnemonic == "reduce_sum":
+            reduced = lb.reduce(x, axes, lb.scalar(wide, 0), add)
+        else:
+            reduced = _mean_over(x, axes, math.prod(t.shape[a] for a in axes))
+        reduced = narrow(reduced, element)
     return lb.reshape(reduced, reduced_shape(list(t.shape), axes, op.keepdims))
 
 

@@ -361,9 +361,7 @@ def test_max_pool_keeps_nans_and_infinities(c, h, kernel, stride, padding, cores
 def test_pool_of_narrow_floats(kind, element, cores):
     """f16 and bf16 pools combine their taps in f32 (bf16 vector shuffles stopped LLVM's
     instruction selection): a max is exact, an average rounds once."""
-    import ml_dtypes
-
-    dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[element]
+    dtype = narrow_dtype(element)
     x = np.random.default_rng(7).standard_normal((1, 24, 29, 29)).astype(dtype)
     padding = (1, 1, 1, 1)
     expected = pool_reference(x.astype(np.float32), kind, 3, 2, padding)
@@ -375,6 +373,100 @@ def test_pool_of_narrow_floats(kind, element, cores):
         np.testing.assert_array_equal(actual, expected.astype(dtype))
     else:
         np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=2**-7, atol=2**-9)
+
+
+def narrow_dtype(element: str):
+    import ml_dtypes
+
+    return {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[element]
+
+
+def narrow_ulp(values, element: str):
+    """The spacing of f16 (10 mantissa bits) or bf16 (7) numbers at `values` (normal ones)."""
+    bits = {"f16": 10, "bf16": 7}[element]
+    return np.spacing(np.abs(values).astype(np.float32)) * 2.0 ** (23 - bits)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# The float64 references of the ops that f16/bf16 compute in f32 and round once.
+NARROW_UNARY = {
+    "exp": np.exp,
+    "log": np.log,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "tanh": np.tanh,
+    "sigmoid": sigmoid,
+    "silu": lambda x: x * sigmoid(x),
+    "erf": erf,
+    "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
+    "sin": np.sin,
+    "cos": np.cos,
+}
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("op", sorted(NARROW_UNARY))
+def test_unary_of_narrow_floats(op, element, cores):
+    """f16 and bf16 transcendental and composite ops are computed in f32 and rounded once:
+    within one ulp of the exact result (GELU's argument rounded in f16 had moved its result
+    by 9 ulps)."""
+    dtype = narrow_dtype(element)
+    low = 0.1 if op in ("log", "rsqrt") else -4.0
+    x = np.random.default_rng(3).uniform(low, 4.0, 4103).astype(dtype)
+    t = f"tensor<4103x{element}>"
+    text = (
+        f"func.func @main(%x: {t}) -> {t} {{\n"
+        f'  %0 = "graph.{op}"(%x) : ({t}) -> {t}\n  return %0 : {t}\n}}'
+    )
+    actual = compile_for(text, cores)(x)
+    assert actual.dtype == dtype
+    expected = NARROW_UNARY[op](x.astype(np.float64))
+    error = np.abs(actual.astype(np.float64) - expected)
+    assert np.all(error <= narrow_ulp(expected, element))
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("op", ["reduce_sum", "reduce_mean"])
+def test_reduction_of_narrow_floats(op, element, cores):
+    """Sums of f16 and bf16 rows accumulate in f32 and round once (summed in f16, a row of
+    1000 was 280 ulps of its result off)."""
+    dtype = narrow_dtype(element)
+    x = np.random.default_rng(4).standard_normal((64, 1000)).astype(dtype)
+    t, r = f"tensor<64x1000x{element}>", f"tensor<64x{element}>"
+    text = (
+        f"func.func @main(%x: {t}) -> {r} {{\n"
+        f'  %0 = "graph.{op}"(%x) {{axes = array<i64: 1>}} : ({t}) -> {r}\n  return %0 : {r}\n}}'
+    )
+    actual = compile_for(text, cores)(x).astype(np.float64)
+    wide = x.astype(np.float64)
+    expected = wide.sum(axis=1) if op == "reduce_sum" else wide.mean(axis=1)
+    scale = np.abs(wide).sum(axis=1) / (1 if op == "reduce_sum" else 1000)
+    assert np.all(np.abs(actual - expected) <= narrow_ulp(expected, element) + 2**-20 * scale)
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+def test_matmul_of_narrow_floats(element, cores):
+    """f16 and bf16 matmuls accumulate in f32 on the CPU (a depth of 1000 in f16 was off by
+    three times the f32 sum's one rounding)."""
+    dtype = narrow_dtype(element)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 1000)).astype(dtype)
+    b = (rng.standard_normal((1000, 96)) * 0.05).astype(dtype)
+    ta, tb, tr = (f"tensor<{s}x{element}>" for s in ("64x1000", "1000x96", "64x96"))
+    text = (
+        f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
+        f'  %0 = "graph.matmul"(%a, %b) : ({ta}, {tb}) -> {tr}\n  return %0 : {tr}\n}}'
+    )
+    actual = compile_for(text, cores)(a, b).astype(np.float64)
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    expected = wide_a @ wide_b
+    scale = np.abs(wide_a) @ np.abs(wide_b)
+    assert np.all(np.abs(actual - expected) <= narrow_ulp(expected, element) + 2**-20 * scale)
 
 
 def softmax(x):
