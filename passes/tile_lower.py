@@ -602,6 +602,11 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 shape = lb.ranked(op.results[0]).shape
                 uneven = dim >= len(shape) or shape[dim] % chunks
                 parts = 1 if strategy == "matmul" and uneven else chunks
+                if parts > 1 and dim == len(sizes) - 1:
+                    # Split along its rows, each part is cut in pieces of its own width: a
+                    # piece wider than the part (a conv's 48 zeroed pad columns, 24 a thread,
+                    # in pieces of 48) has a dynamic size, which does not vectorize.
+                    sizes[-1] = tile_size(shape[-1] // parts, 4 * lanes, lanes)
                 pieces = script.split(script.match(op), parts, dim, rank=len(sizes))
                 script.vectorize_later(script.tile(pieces, sizes))
 
