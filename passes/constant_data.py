@@ -54,7 +54,12 @@ def elements_of(attr: ir.Attribute) -> np.ndarray | None:
     (or the op holding it) alive while the array is used."""
     attr = attr.maybe_downcast()
     if isinstance(attr, ir.DenseElementsAttr):
-        dense, data = attr, None if attr.is_splat else memoryview(attr)
+        dense, data = attr, None
+        if not attr.is_splat:
+            try:
+                data = memoryview(attr)
+            except BufferError:  # the bindings give no buffer of bf16 (or other) elements
+                return None
     else:
         try:
             dense = ir.DenseResourceElementsAttr(attr)  # no downcast is registered for it
@@ -72,17 +77,29 @@ def elements_of(attr: ir.Attribute) -> np.ndarray | None:
 
 
 def constant_array(value: ir.Value) -> np.ndarray | None:
-    """The elements of `value` if it is a constant, seen through reshapes (which keep the
-    row-major bytes); None otherwise."""
+    """The elements of `value` if it is a constant (arith's or the graph dialect's), seen
+    through reshapes (which keep the row-major bytes); None otherwise."""
     op = defining_op(value)
     if op is None:
         return None
     if op.name in ("tensor.collapse_shape", "tensor.expand_shape"):
         source = constant_array(op.operands[0])
         return None if source is None else source.reshape(ir.ShapedType(value.type).shape)
-    if op.name != "arith.constant":
+    if op.name not in ("arith.constant", "graph.constant"):
         return None
     return elements_of(op.attributes["value"])
+
+
+def splat_value(value: ir.Value) -> float | None:
+    """The one value of a splat float constant (arith's or the graph dialect's); None
+    otherwise."""
+    op = defining_op(value)
+    if op is None or op.name not in ("arith.constant", "graph.constant"):
+        return None
+    attr = op.attributes["value"].maybe_downcast()
+    if not isinstance(attr, ir.DenseFPElementsAttr) or not attr.is_splat:
+        return None
+    return ir.FloatAttr(attr.get_splat_value()).value
 
 
 def resource_attr(array: np.ndarray, element: ir.Type, name: str) -> ir.Attribute:

@@ -531,7 +531,9 @@ def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
         # Comparisons and logic vectorize like the f32 chains.
         shape = list(ir.RankedTensorType(ops[-1].results[0].type).shape)
         return _elementwise_config(desc, shape, buffers) or loops
-    if not all(shaped_of(v, ("f32",)) for v in values):
+    # f16/bf16 products are f32 ones between conversions (--graph-to-linalg widens them).
+    products = ("f32", "f16", "bf16") if kind in ("contraction", "convolution") else ("f32",)
+    if not all(shaped_of(v, products) for v in values):
         return loops
     root = _root(ops)
     if kind == "contraction":

@@ -49,6 +49,66 @@ func.func @matmul_2d(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf
 
 // -----
 
+// On the CPU a bf16 matmul is an f32 matmul between conversions, rounded once at the end; its
+// constant weights are widened here, once, not on every call.
+// CHECK-LABEL: func.func @matmul_bf16_constant_weights
+// CHECK-DAG: %[[W:.*]] = arith.constant dense_resource<widened> : tensor<4x2xf32>
+// CHECK-DAG: %[[A:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8x4xbf16>) outs(%{{.*}} : tensor<8x4xf32>)
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[W]] : tensor<8x4xf32>, tensor<4x2xf32>) outs(%{{.*}} : tensor<8x2xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<8x2xf32>) outs(%{{.*}} : tensor<8x2xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @matmul_bf16_constant_weights(%a: tensor<8x4xbf16>) -> tensor<8x2xbf16> {
+  %w = "graph.constant"() {value = dense_resource<w> : tensor<4x2xbf16>} : () -> tensor<4x2xbf16>
+  %0 = "graph.matmul"(%a, %w) : (tensor<8x4xbf16>, tensor<4x2xbf16>) -> tensor<8x2xbf16>
+  return %0 : tensor<8x2xbf16>
+}
+{-#
+  dialect_resources: { builtin: { w: "0x02000000003F803FC03F00402040404060408040" } }
+#-}
+
+// -----
+
+// A splat of weights widens to a fill of f32.
+// CHECK-LABEL: func.func @matmul_f16_splat_weights
+// CHECK: %[[W:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16x4xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %[[W]] : tensor<8x16xf32>, tensor<16x4xf32>)
+func.func @matmul_f16_splat_weights(%a: tensor<8x16xf16>) -> tensor<8x4xf16> {
+  %w = "graph.constant"() {value = dense<0.5> : tensor<16x4xf16>} : () -> tensor<16x4xf16>
+  %0 = "graph.matmul"(%a, %w) : (tensor<8x16xf16>, tensor<16x4xf16>) -> tensor<8x4xf16>
+  return %0 : tensor<8x4xf16>
+}
+
+// -----
+
+// A sum of f16 accumulates in f32 and rounds once; a max stays in f16 (it is exact).
+// CHECK-LABEL: func.func @reduce_f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: arith.extf
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f16
+func.func @reduce_f16(%x: tensor<4x100xf16>) -> (tensor<4xf16>, tensor<4xf16>) {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<4x100xf16>) -> tensor<4xf16>
+  %1 = "graph.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<4x100xf16>) -> tensor<4xf16>
+  return %0, %1 : tensor<4xf16>, tensor<4xf16>
+}
+
+// -----
+
+// f16 GELU is computed in f32 and rounded once; relu, exact, stays in f16.
+// CHECK-LABEL: func.func @gelu_relu_f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: math.erfc %{{.*}} : f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f16
+func.func @gelu_relu_f16(%x: tensor<64xf16>) -> tensor<64xf16> {
+  %0 = "graph.gelu"(%x) : (tensor<64xf16>) -> tensor<64xf16>
+  %1 = "graph.relu"(%0) : (tensor<64xf16>) -> tensor<64xf16>
+  return %1 : tensor<64xf16>
+}
+
+// -----
+
 // A batch of rows times a matrix is one 2-D matmul over all rows.
 // CHECK-LABEL: func.func @matmul_rows
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
