@@ -293,15 +293,8 @@ def lower_matmul(op):
         # On the CPU, f16/bf16 products accumulate in f32 (a depth of 1000 summed in f16 was
         # off by 3x the f32 sum's rounding) and run as f32 matmuls; GPUs' tensor cores take
         # the narrow operands and accumulate in f32 themselves.
-        wide = _product(widen(op.lhs), widen(op.rhs), out.shape, ir.F32Type.get())
-        return narrow(wide, out.element_type)
-    return _product(op.lhs, op.rhs, out.shape, out.element_type)
-
-
-def _product(lhs_value: ir.Value, rhs_value: ir.Value, out_shape, out_element) -> ir.Value:
-    """numpy.matmul of the two values into a tensor of `out_shape` and `out_element`."""
-    out = ir.RankedTensorType.get(list(out_shape), out_element)
-    lhs, rhs = lb.ranked(lhs_value), lb.ranked(rhs_value)
+        return _lowered_in_f32(op, lower_matmul)
+    lhs, rhs = lb.ranked(op.lhs), lb.ranked(op.rhs)
     zero = lb.scalar(out.element_type, 0)
     same_element = lhs.element_type == rhs.element_type == out.element_type
     if lhs.rank >= 2 and rhs.rank == 2 and same_element:
@@ -309,9 +302,9 @@ def _product(lhs_value: ir.Value, rhs_value: ir.Value, out_shape, out_element) -
         # which the CPU's matmul strategy tiles.
         rows = math.prod(lhs.shape[:-1])
         groups = [list(range(lhs.rank - 1)), [lhs.rank - 1]]
-        flat = lb.collapse(lhs_value, groups, [rows, lhs.shape[-1]]) if lhs.rank > 2 else lhs_value
+        flat = lb.collapse(op.lhs, groups, [rows, lhs.shape[-1]]) if lhs.rank > 2 else op.lhs
         init = lb.filled([rows, rhs.shape[1]], out.element_type, zero)
-        product = linalg.matmul(flat, rhs_value, outs=[init])
+        product = linalg.matmul(flat, op.rhs, outs=[init])
         return lb.expand(product, groups, out.shape) if lhs.rank > 2 else product
     if lhs.rank == rhs.rank == out.rank >= 3 and same_element and lhs.shape[:-2] == rhs.shape[:-2]:
         # Batches of matmuls (attention's scores and weighted values, per batch and head):
@@ -324,7 +317,7 @@ def _product(lhs_value: ir.Value, rhs_value: ir.Value, out_shape, out_element) -
             return lb.collapse(value, groups, shape) if t.rank > 3 else value
 
         init = lb.filled([batches, *out.shape[-2:]], out.element_type, zero)
-        product = linalg.batch_matmul(flat(lhs_value, lhs), flat(rhs_value, rhs), outs=[init])
+        product = linalg.batch_matmul(flat(op.lhs, lhs), flat(op.rhs, rhs), outs=[init])
         return lb.expand(product, groups, out.shape) if out.rank > 3 else product
     init = lb.filled(out.shape, out.element_type, zero)
     # General numpy.matmul: loops are (batch..., [m], [n], k).
@@ -346,7 +339,7 @@ def _product(lhs_value: ir.Value, rhs_value: ir.Value, out_shape, out_element) -
         return add(acc, mul(convert(a, element), convert(b, element)))
 
     return lb.generic(
-        [lhs_value, rhs_value],
+        [op.lhs, op.rhs],
         init,
         [lhs_map, rhs_map, out_map],
         [lb.PARALLEL] * out.rank + [lb.REDUCTION],
