@@ -941,6 +941,18 @@ def _row_copy(op: ir.Operation) -> int | None:
     return row if row <= _COPY_RUN else largest_divisor(row, _COPY_RUN) or None
 
 
+def _thread_split(kernel: ir.Operation) -> tuple[int, int]:
+    """The parts the kernel's threads split its work into, and the dim (1 part without
+    threads), from its tile.config as written (read_config checks it against the kernel's
+    tensors, which bufferization has turned into arguments)."""
+    attr = kernel.attributes[CONFIG_ATTR] if CONFIG_ATTR in kernel.attributes else None
+    if not isinstance(attr, ir.DictAttr):
+        return 1, 0
+    keys = ("chunks", "threads", "thread_dim")
+    values = {key: ir.IntegerAttr(attr[key]).value for key in keys if key in attr}
+    return values.get("chunks", values.get("threads", 1)), values.get("thread_dim", 0)
+
+
 def _vector_copies(kernel: ir.Operation) -> None:
     """Copies between buffers in a vectorized kernel become vector-wide runs: short ones
     whole, strided ones (an image into its padded buffer) row by row. As memref.copy they
@@ -948,8 +960,11 @@ def _vector_copies(kernel: ir.Operation) -> None:
     unrolls them fully, and may not reorder their loads and stores, which may alias): a 3x3
     conv on 56x56 spent a sixth of its time in its im2col runs (canonicalization folds the
     tiled copy into a slice insert, which bufferizes to memref.copy), a depthwise conv half of
-    it copying its input into the padded buffer."""
+    it copying its input into the padded buffer. A row copy at the kernel's top level is split
+    as the kernel's threads split its work (a depthwise conv's channels): on one thread, the
+    copy of 112 channels of 28x28 into their padded buffer left 2 threads no faster than 1."""
     script = _Script()
+    parts, dim = _thread_split(kernel)
     for copy in find_ops(kernel, lambda op: op.name == "memref.copy"):
         short = _short_copy(copy)
         run = None if short else _row_copy(copy)
@@ -960,9 +975,13 @@ def _vector_copies(kernel: ir.Operation) -> None:
         copy.erase()
         if short:
             replacement.attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
-        else:
-            rank = ir.MemRefType(replacement.operands[0].type).rank
-            script.unit_tiles(script.match(replacement), [1] * (rank - 1) + [run])
+            continue
+        shape = ir.MemRefType(replacement.operands[0].type).shape
+        handle = script.match(replacement)
+        top_level = replacement.parent.name == "func.func"
+        if top_level and parts > 1 and dim < len(shape) - 1 and shape[dim] % parts == 0:
+            handle = script.split(handle, parts, dim, rank=len(shape))
+        script.unit_tiles(handle, [1] * (len(shape) - 1) + [run])
     apply_transform(kernel, script.lines)
 
 

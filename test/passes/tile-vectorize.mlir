@@ -175,3 +175,24 @@ func.func @padded_interior(%x: memref<64x56x56xf32>, %padded: memref<64x58x58xf3
   linalg.fill {tile.vectorize} ins(%zero : f32) outs(%slab : memref<64x1x58xf32, strided<[3364, 58, 1]>>)
   return
 }
+
+// -----
+
+// In a kernel whose threads split its channels (a depthwise conv's), the copy into the padded
+// buffer is split the same way: a parallel loop over parts of the channels, rows in vectors.
+// CHECK-LABEL: func.func @padded_interior_threads
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c56 step %c1
+// CHECK: %[[ROW:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}, %c0] : memref<64x56x56xf32>, vector<56xf32>
+// CHECK: vector.store %[[ROW]], %arg1[%{{.*}}, %{{.*}}, %c1] : memref<64x58x58xf32>, vector<56xf32>
+func.func @padded_interior_threads(%x: memref<64x56x56xf32>, %padded: memref<64x58x58xf32>) attributes {
+    tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 1, 56>, threads = 2 : i64,
+                   thread_dim = 0 : i64, chunks = 4 : i64, vector_size = 16 : i64}} {
+  %inner = memref.subview %padded[0, 1, 1] [64, 56, 56] [1, 1, 1] : memref<64x58x58xf32> to memref<64x56x56xf32, strided<[3364, 58, 1], offset: 59>>
+  memref.copy %x, %inner : memref<64x56x56xf32> to memref<64x56x56xf32, strided<[3364, 58, 1], offset: 59>>
+  %zero = arith.constant 0.0 : f32
+  %slab = memref.subview %padded[0, 0, 0] [64, 1, 58] [1, 1, 1] : memref<64x58x58xf32> to memref<64x1x58xf32, strided<[3364, 58, 1]>>
+  linalg.fill {tile.vectorize} ins(%zero : f32) outs(%slab : memref<64x1x58xf32, strided<[3364, 58, 1]>>)
+  return
+}
