@@ -473,7 +473,7 @@ def lower_avg_pool2d(op):
         size = op.kernel[0] * op.kernel[1]
         return lb.elementwise([sums], out.shape, element, lambda s: div(s, const(s, size)))
     # The counts as f32 (small integers, exact in every float type; numpy has no bf16 array
-    # for a constant of that type), narrowed in the division.
+    # for a constant of that type), converted to the element type in the division.
     f32 = ir.F32Type.get()
     divisor = arith.ConstantOp(
         ir.RankedTensorType.get(list(counts.shape), f32),
@@ -481,7 +481,7 @@ def lower_avg_pool2d(op):
     ).result
 
     def divide(s, d, _):
-        return div(s, d if element == f32 else arith.truncf(element, d))
+        return div(s, convert(d, element))
 
     return lb.generic(
         [sums, divisor],

@@ -166,8 +166,8 @@ def pooled(
     element = lb.ranked(x).element_type
     result = lb.empty(list(out_shape), element)
     # Narrow floats are pooled in f32 (LLVM cannot select some bf16 vector shuffles on x86);
-    # a max is exact either way, a sum rounds once.
-    wide = element if element == ir.F32Type.get() else ir.F32Type.get()
+    # a max is exact either way, a sum rounds once. f32 and f64 pool in their own type.
+    wide = ir.F32Type.get() if str(element) in ("f16", "bf16") else element
     if fill is not None and fill.type != wide:
         fill = arith.extf(wide, fill)
     window = _Window(tuple(kernel), tuple(strides), tuple(padding), combine, fill, wide)

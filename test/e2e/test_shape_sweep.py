@@ -376,6 +376,20 @@ def test_pool_of_narrow_floats(kind, element, cores):
         np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=2**-7, atol=2**-9)
 
 
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool_of_f64(kind, cores):
+    """f64 pools combine their taps in f64 (taken to f32 like the narrow floats, they did not
+    compile)."""
+    x = np.random.default_rng(8).standard_normal((1, 24, 29, 29))
+    padding = (1, 1, 1, 1)
+    expected = pool_reference(x, kind, 3, 2, padding)
+    text = pool_function(x.shape, expected.shape, kind, 3, 2, padding).replace("xf32>", "xf64>")
+    actual = compile_for(text, cores)(x)
+    assert actual.dtype == np.float64
+    np.testing.assert_allclose(actual, expected, rtol=1e-15 if kind == "avg" else 0)
+
+
 def narrow_dtype(element: str):
     import ml_dtypes
 
