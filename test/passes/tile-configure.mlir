@@ -56,6 +56,26 @@ func.func @chain(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
 
 // -----
 
+// f16 and bf16 chains and row ops take the f32 configurations: they compute in f32 lanes
+// (--graph-to-linalg widens what rounds), one vector of f32 a step.
+// V4-LABEL: func.func private @half_chain_kernel_0
+// V4-SAME: tile.config = {strategy = "elementwise", tile_sizes = array<i64: 1, 48>, vector_size = 16 : i64}
+// V3-LABEL: func.func private @half_chain_kernel_0
+// V3-SAME: tile_sizes = array<i64: 1, 32>, vector_size = 8 : i64
+// V4-LABEL: func.func private @half_norm_kernel_0
+// V4-SAME: tile.config = {strategy = "rows", tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}
+func.func @half_chain(%x: tensor<4x96xbf16>) -> tensor<4x96xbf16> {
+  %0 = "graph.gelu"(%x) : (tensor<4x96xbf16>) -> tensor<4x96xbf16>
+  %1 = "graph.relu"(%0) : (tensor<4x96xbf16>) -> tensor<4x96xbf16>
+  return %1 : tensor<4x96xbf16>
+}
+func.func @half_norm(%x: tensor<4x96xf16>, %g: tensor<96xf16>) -> tensor<4x96xf16> {
+  %0 = "graph.rms_norm"(%x, %g) : (tensor<4x96xf16>, tensor<96xf16>) -> tensor<4x96xf16>
+  return %0 : tensor<4x96xf16>
+}
+
+// -----
+
 // Softmax and the norms run row by row (rows of up to two vectors are vectorized whole);
 // integer kernels stay plain loops; a row narrower than a vector is one partial vector.
 // V4-LABEL: func.func private @mixed_kernel_0
