@@ -10,6 +10,7 @@ import numpy as np
 from mlir import ir
 
 from ..dialects import graph as g
+from ..runtime.abi import dtype_of
 
 INLINE_ELEMENTS = 16
 """Constants up to this many elements are written inline; larger ones become resources."""
@@ -42,15 +43,23 @@ _NUMPY_TYPES = {
 }
 
 
+def _is_bf16(dtype: np.dtype) -> bool:
+    """ml_dtypes' bfloat16, known by name: ml_dtypes is imported only for bf16 models."""
+    return dtype.name == "bfloat16"
+
+
 def element_type(dtype) -> ir.Type:
-    make = _ELEMENT_TYPES.get(np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    if _is_bf16(dtype):
+        return ir.BF16Type.get()
+    make = _ELEMENT_TYPES.get(dtype)
     if make is None:
-        raise UnsupportedModel(f"element type {np.dtype(dtype)} is not supported")
+        raise UnsupportedModel(f"element type {dtype} is not supported")
     return make()
 
 
 def numpy_dtype(t: ir.Type) -> np.dtype:
-    return np.dtype(_NUMPY_TYPES[str(t)])
+    return dtype_of("bf16") if str(t) == "bf16" else np.dtype(_NUMPY_TYPES[str(t)])
 
 
 def tensor_type(shape, dtype) -> ir.RankedTensorType:
@@ -74,12 +83,14 @@ def elements_attr(array: np.ndarray, resource_prefix: str = "weight") -> ir.Attr
     t = tensor_type(array.shape, array.dtype)
     if _is_splat(array):
         value = array.reshape(-1)[0]
-        if np.issubdtype(array.dtype, np.floating):
+        if isinstance(t.element_type, ir.FloatType):
             scalar = ir.FloatAttr.get(t.element_type, float(value))
         else:
             scalar = ir.IntegerAttr.get(t.element_type, int(value))
         return ir.DenseElementsAttr.get_splat(t, scalar)
     contiguous = np.ascontiguousarray(array)
+    if _is_bf16(array.dtype):  # no buffer format for bfloat16: its bits, typed by `t`
+        contiguous = contiguous.view(np.uint16)
     if array.dtype == np.bool_:  # the bindings take i1 from numpy bools, without type=
         return ir.DenseElementsAttr.get(contiguous)
     if array.size <= INLINE_ELEMENTS:

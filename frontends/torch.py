@@ -23,6 +23,7 @@ from mlir.dialects import func
 
 from ..diagnostics import CompileError
 from ..dialects import graph as g
+from ..runtime.abi import dtype_of
 from ..source import make_context
 from .builder import GraphBuilder, UnsupportedModel, ceil_mode_padding, tensor_type
 
@@ -44,13 +45,25 @@ _DTYPES = {
 
 
 def numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    if dtype == torch.bfloat16:
+        return dtype_of("bf16")
     if dtype not in _DTYPES:
         raise TorchImportError(f"element type {dtype} is not supported")
     return np.dtype(_DTYPES[dtype])
 
 
 def _to_numpy(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().contiguous().numpy()
+    t = t.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:  # torch's numpy() has no bfloat16: its bits, as ml_dtypes'
+        return t.view(torch.int16).numpy().view(dtype_of("bf16"))
+    return t.numpy()
+
+
+def _to_torch(array: np.ndarray) -> torch.Tensor:
+    array = np.ascontiguousarray(array)
+    if array.dtype == dtype_of("bf16"):
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
 
 
 class _Builder(GraphBuilder):
@@ -728,7 +741,7 @@ def _fold_constant(node, target: str, args, kwargs) -> np.ndarray | None:
 
     def to_torch(value):
         if isinstance(value, np.ndarray):
-            return torch.from_numpy(value)
+            return _to_torch(value)
         if isinstance(value, (list, tuple)):
             return type(value)(to_torch(v) for v in value)
         return value
@@ -792,7 +805,7 @@ class CompiledGraph:
         arrays = [_to_numpy(t) for t in tensors]
         outputs = self.executable(*arrays)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        results = [torch.from_numpy(np.ascontiguousarray(o)) for o in outputs]
+        results = [_to_torch(o) for o in outputs]
         return results if self.returns_list else tuple(results)
 
 

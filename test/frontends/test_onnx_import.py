@@ -31,6 +31,30 @@ def test_weights_become_resources_and_the_model_runs():
     np.testing.assert_allclose(strata.compile(module)(x), x @ w, rtol=1e-5)
 
 
+@pytest.mark.parametrize("width", [3, 768])  # inline and resource weights
+def test_bf16_weights_and_inputs(width):
+    """A bf16 model (its weights, inline or resources, and its input) imports as bf16: the
+    product accumulates in f32 and rounds once."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((width, 4)).astype(ml_dtypes.bfloat16)
+    x_info = helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [2, width])
+    y_info = helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [2, 4])
+    node = helper.make_node("MatMul", ["x", "w"], ["y"])
+    weight = numpy_helper.from_array(w, "w")
+    graph = helper.make_graph([node], "linear", [x_info], [y_info], [weight])
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert "func.func @main(%arg0: tensor<2x" + str(width) + "xbf16>)" in str(module)
+    x = rng.standard_normal((2, width)).astype(ml_dtypes.bfloat16)
+    actual = strata.compile(module)(x)
+    assert actual.dtype == ml_dtypes.bfloat16
+    expected = x.astype(np.float64) @ w.astype(np.float64)
+    scale = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64))
+    error = np.abs(actual.astype(np.float64) - expected)
+    np.testing.assert_array_less(error, 2**-8 * np.abs(expected) + 2**-20 * scale)
+
+
 def test_a_gemm_weight_is_transposed_once_at_import():
     # Linear layers export as Gemm(x, W, transB=1): W^T is a constant, not a per-call op.
     rng = np.random.default_rng(1)

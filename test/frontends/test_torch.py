@@ -1,7 +1,9 @@
 """PyTorch models through torch.export and torch.compile, against eager PyTorch."""
 
+import copy
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -87,6 +89,44 @@ def test_torch_compile_backend_matches_eager(name):
         with torch.no_grad():
             actual = compiled(x).numpy()
     np.testing.assert_allclose(actual, eager(model, x), rtol=1e-4, atol=1e-6)
+
+
+def bf16_model_and_input(name):
+    """The model and input in bf16, and the same bf16 values in f32."""
+    model, x = model_and_input(name)
+    model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
+    wide = copy.deepcopy(model).float()
+    return model, x, wide, x.float()
+
+
+def within_bf16_rounding(actual, expected):
+    """Each op rounds its result to bf16 (8 bits): within a few of those roundings."""
+    np.testing.assert_allclose(
+        np.asarray(actual, np.float32), expected, rtol=2**-6, atol=2**-6 * np.abs(expected).max()
+    )
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_bf16_models_import_and_run(name):
+    """bf16 weights and inputs (LLaMA's checkpoints are bf16) import as bf16 tensors; the
+    result is bf16, against the model in f32 on the same values."""
+    model, x, wide, wide_x = bf16_model_and_input(name)
+    module = import_module(model, (x,))
+    assert "bf16" in str(module)
+    actual = strata.compile(module)(x.view(torch.int16).numpy().view(ml_dtypes.bfloat16))
+    assert actual.dtype == ml_dtypes.bfloat16
+    within_bf16_rounding(actual, eager(wide, wide_x))
+
+
+def test_bf16_through_the_torch_compile_backend():
+    model, x, wide, wide_x = bf16_model_and_input("transformer_block")
+    compiled = torch.compile(model, backend=strata.torch_backend(), dynamic=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="strata")
+        with torch.no_grad():
+            actual = compiled(x)
+    assert actual.dtype == torch.bfloat16
+    within_bf16_rounding(actual.float().numpy(), eager(wide, wide_x))
 
 
 def test_parameters_can_be_arguments():
