@@ -43,14 +43,14 @@ _NUMPY_TYPES = {
 }
 
 
-def _is_bf16(dtype: np.dtype) -> bool:
+def is_bf16(dtype: np.dtype) -> bool:
     """ml_dtypes' bfloat16, known by name: ml_dtypes is imported only for bf16 models."""
     return dtype.name == "bfloat16"
 
 
 def element_type(dtype) -> ir.Type:
     dtype = np.dtype(dtype)
-    if _is_bf16(dtype):
+    if is_bf16(dtype):
         return ir.BF16Type.get()
     make = _ELEMENT_TYPES.get(dtype)
     if make is None:
@@ -89,7 +89,7 @@ def elements_attr(array: np.ndarray, resource_prefix: str = "weight") -> ir.Attr
             scalar = ir.IntegerAttr.get(t.element_type, int(value))
         return ir.DenseElementsAttr.get_splat(t, scalar)
     contiguous = np.ascontiguousarray(array)
-    if _is_bf16(array.dtype):  # no buffer format for bfloat16: its bits, typed by `t`
+    if is_bf16(array.dtype):  # no buffer format for bfloat16: its bits, typed by `t`
         contiguous = contiguous.view(np.uint16)
     if array.dtype == np.bool_:  # the bindings take i1 from numpy bools, without type=
         return ir.DenseElementsAttr.get(contiguous)

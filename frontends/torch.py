@@ -25,7 +25,7 @@ from ..diagnostics import CompileError
 from ..dialects import graph as g
 from ..runtime.abi import dtype_of
 from ..source import make_context
-from .builder import GraphBuilder, UnsupportedModel, ceil_mode_padding, tensor_type
+from .builder import GraphBuilder, UnsupportedModel, ceil_mode_padding, is_bf16, tensor_type
 
 
 class TorchImportError(UnsupportedModel):
@@ -61,7 +61,7 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
 
 def _to_torch(array: np.ndarray) -> torch.Tensor:
     array = np.ascontiguousarray(array)
-    if array.dtype == dtype_of("bf16"):
+    if is_bf16(array.dtype):
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
 
