@@ -1,4 +1,5 @@
 // RUN: strata-opt %s --math-approximate --split-input-file | FileCheck %s
+// RUN: strata-opt %s --target=cpu:x86-64-v4 --math-approximate --split-input-file | FileCheck %s --check-prefix=AVX512
 
 // f32 exp becomes a polynomial with range reduction and an exponent-bits scale, on scalars
 // and on vectors alike; no math.exp (a libm call) is left. Horner steps may contract to FMAs.
@@ -186,8 +187,10 @@ func.func @sin_cos(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
 // -----
 
 // pow with a constant exponent of 2 is a product; otherwise exp(y log|x|) in f64. A vector
-// with any lane outside normal positive x and finite y also selects the special cases; the
-// others take the arithmetic alone.
+// with any lane outside normal positive x and |y| < 2^24 also selects the special cases; the
+// others take the arithmetic alone: on AVX-512, log2 and exp2 by 16-entry tables (looked up
+// by vpermi2pd, for the reciprocal and the log of the centre, then for 2^(j/16)) and the
+// power of two by vscalefpd.
 // CHECK-LABEL: func.func @pow_f32
 // CHECK: %[[SQUARE:.*]] = arith.mulf %[[X:.*]], %[[X]] : vector<8xf32>
 // CHECK-NOT: math.powf
@@ -200,6 +203,14 @@ func.func @sin_cos(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
 // CHECK-NOT: arith.cmpf {{oeq|olt|uno}}
 // CHECK: arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
 // CHECK-NEXT: scf.yield
+// CHECK-NOT: llvm.call_intrinsic
+// AVX512-LABEL: func.func @pow_f32
+// AVX512: } else {
+// AVX512-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.vpermi2var.pd.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf64>, vector<8xi64>, vector<8xf64>) -> vector<8xf64>
+// AVX512: llvm.call_intrinsic "llvm.x86.avx512.vpermi2var.pd.512"
+// AVX512: %[[SCALED:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.pd.512"
+// AVX512-NEXT: arith.truncf %[[SCALED]] : vector<8xf64> to vector<8xf32>
+// AVX512-NEXT: scf.yield
 func.func @pow_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
   %two = arith.constant dense<2.0> : vector<8xf32>
   %0 = math.powf %x, %two : vector<8xf32>
