@@ -9,13 +9,17 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
 +-inf, NaN, subnormals and large and tiny magnitudes (test/e2e/test_math_accuracy.py):
 
 - exp, 2 ulp: reduction by ln 2 (Cephes' two-part constant), a degree-6 minimax polynomial
-  in Horner form (six FMAs; under 1 ulp on the reduced range); 2^k from exponent bits, one
-  factor in vectors whose results are all normal, else two, so subnormal results round
-  correctly (one any-lane branch); inf above 88.72, 0 below -103.97.
-  With fastmath `afn` (softmax's exponentials), x below -125.5 ln2 (-86.99, where a result
-  may be under 2^-126) gives 0, so that no subnormal reaches the products after it, and 2^k
-  is one factor: an absolute error under 1.7e-38, 2 ulp elsewhere; with `ninf` (no result
-  overflows, as for softmax's x - max), x is not clamped from above.
+  in Horner form (six FMAs; 0.88 ulp at most over 2^24 x in [-87.3, 88]); 2^k from exponent
+  bits, one factor in vectors whose results are all normal, else two, so subnormal results
+  round correctly (one any-lane branch); inf above 88.72, 0 below -103.97. On AVX-512
+  targets, vectors whose results are all normal reduce by sixteenths of ln 2 instead, with
+  2^(j/16) and its rounding error from tables (vpermps) and a quadratic: 8 FMA-pipe ops for
+  16 lanes where the polynomial takes 10, 0.59 ulp at most over the same x.
+  With fastmath `afn` (softmax's exponentials), x where a result may be under 2^-126
+  (below -86.99 with the polynomial, -87.31 with the table) gives 0, so that no subnormal
+  reaches the products after it, and 2^k is one factor: an absolute error under 1.7e-38,
+  2 ulp elsewhere; with `ninf` (no result overflows, as for softmax's x - max), x is not
+  clamped from above.
 - log, 1 ulp (0.95 at most over every positive normal f32): mantissa in [sqrt(1/2), sqrt(2))
   by integer arithmetic alone, f + f^2 Q(f) with Q a degree-8 minimax polynomial;
   subnormals are scaled by 2^23 first; log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf;
@@ -212,31 +216,33 @@ _SMALLEST_NORMAL_EXP = -87.33654  # exp of this is 2^-126
 _LARGEST_NORMAL_EXP = 88.0  # round(x / ln2) is at most 127 up to here
 
 
-def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> ir.Value:
+def exp_f32(
+    x: ir.Value, *, flush_tiny: bool = False, finite: bool = False, avx512: Avx512 | None = None
+) -> ir.Value:
     """exp(x). A vector whose lanes all have a normal, finite result (x in [-87.3, 88], the
     common case) is p * 2^k with 2^k made from the bits of the rounding sum, and no clamps;
     one with any other lane takes the general form (one any-lane branch): 2^k in two
     factors, so that subnormal results round once. On 1 thread of the AVX-512 Xeon the fast
-    form made sigmoid 18%, silu 22% and sigmoid/silu(x*a+b) 24% faster.
+    form made sigmoid 18%, silu 22% and sigmoid/silu(x*a+b) 24% faster. With `avx512` (and
+    16-lane vectors), the fast form reduces x by sixteenths of ln2 and a table instead
+    (_exp_by_table).
 
-    `flush_tiny`: x whose rounded x / ln2 is -126 or less gives 0 (x below -86.99: results
-    under 2^-125.5, an absolute error under 1.7e-38; softmax's exponentials, whose sum is at
-    least 1), with one factor throughout. The test is on the rounding sum, which the scale
-    takes anyway: a test on x kept x live to the end, and softmax's exponentials with their
-    row sum then spilled on a 16-register AVX2 target (1024x1024 on 1 thread of a znver3,
-    best of 150 calls: 504-530 -> 477-481 us). Flushed to 0, not kept at 2^-126: normalized
-    by the sum, 2^-126 became a subnormal (every masked score of causal attention), and each
-    product with a subnormal takes a microcode assist on x86 (a GPT-2 block's attention ran
-    30x slower). `finite`: the result is known not to overflow (x <= 88.7, as fastmath
-    `ninf` promises), so x needs no upper clamp."""
+    `flush_tiny`: x whose result may be under 2^-126 gives 0 (below -86.99 with the
+    polynomial, whose 2^k then is 2^-126: results under 2^-125.5; below -87.31 with the
+    table: results under 2^-125.97; an absolute error under 1.7e-38; softmax's
+    exponentials, whose sum is at least 1), with one factor throughout. The test is on the
+    rounding sum, which the scale takes anyway: a test on x kept x live to the end, and
+    softmax's exponentials with their row sum then spilled on a 16-register AVX2 target
+    (1024x1024 on 1 thread of a znver3, best of 150 calls: 504-530 -> 477-481 us). Flushed
+    to 0, not kept at 2^-126: normalized by the sum, 2^-126 became a subnormal (every masked
+    score of causal attention), and each product with a subnormal takes a microcode assist
+    on x86 (a GPT-2 block's attention ran 30x slower). `finite`: the result is known not to
+    overflow (x <= 88.7, as fastmath `ninf` promises), so x needs no upper clamp."""
     t = x.type
     if flush_tiny:
         clamped = x if finite else arith.minimumf(x, _const(t, 89.0))
-        shifted, _, p = _exp_reduced(clamped, _ROUNDING + 127)
-        # The sum is 1.5 * 2^23 + k + 127 (less where x is -inf or far below): k <= -126
-        # leaves it under 1.5 * 2^23 + 2.
-        tiny = arith.cmpf(Cmp.OLT, shifted, _const(t, _ROUNDING + 2))
-        return arith.select(tiny, _const(t, 0.0), _scale_by_bits(p, shifted))
+        shifted, result, tiny_below = _exp_with_normal_scale(clamped, avx512)
+        return arith.select(arith.cmpf(Cmp.OLT, shifted, tiny_below), _const(t, 0.0), result)
     normal = arith.andi(
         arith.cmpf(Cmp.OGE, x, _const(t, _SMALLEST_NORMAL_EXP)),
         arith.cmpf(Cmp.OLE, x, _const(t, _LARGEST_NORMAL_EXP)),
@@ -245,7 +251,7 @@ def exp_f32(x: ir.Value, *, flush_tiny: bool = False, finite: bool = False) -> i
         arith.xori(normal, _true(t)),
         [t],
         lambda: [_exp_any(x, finite=finite)],
-        lambda: [_exp_normal(x)],
+        lambda: [_exp_with_normal_scale(x, avx512)[1]],
     )[0]
 
 
@@ -259,20 +265,58 @@ def _exp_reduced(x: ir.Value, rounding: float) -> tuple[ir.Value, ir.Value, ir.V
     return shifted, k, _horner(r, _EXP_COEFFICIENTS)
 
 
-def _scale_by_bits(p: ir.Value, shifted: ir.Value) -> ir.Value:
-    """p * 2^k, with `shifted` the rounding sum of _exp_reduced(x, _ROUNDING + 127): the
-    constant carries the exponent bias, so the sum's low bits hold k + 127, and shifted into
-    the exponent field they are 2^k; a normal float for k in [-126, 127], bits that wrap
-    beyond."""
-    t = p.type
-    bits = arith.shli(arith.bitcast(_i32(t), shifted), _const(_i32(t), 23))
-    return arith.mulf(p, arith.bitcast(t, bits))
+def _exp_with_normal_scale(
+    x: ir.Value, avx512: Avx512 | None
+) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """exp(x) as p * 2^k with 2^k from the bits of the rounding sum: a normal float for k in
+    [-126, 127], bits that wrap beyond. Returns the sum, exp(x), and the value below which
+    the sum stands for results that may be under 2^-126 (or wrap)."""
+    t = x.type
+    if avx512 is not None and avx512.fits(t, _element(t)):
+        shifted, p = _exp_by_table(x, avx512)
+        # The sum's low bits hold 16 (k + 127) + j: at most 16 where 2^k 2^(j/16) e^r may be
+        # under 2^-126 (k <= -127, or k = -126 with j = 0 and r < 0).
+        bits = arith.shrui(arith.bitcast(_i32(t), shifted), _const(_i32(t), 4))
+        tiny_below = _EXP_TABLE_ROUNDING - 16 * 127 + 17
+    else:
+        shifted, _, p = _exp_reduced(x, _ROUNDING + 127)
+        # The sum is 1.5 * 2^23 + k + 127 (less where x is -inf or far below).
+        bits = arith.bitcast(_i32(t), shifted)
+        tiny_below = _ROUNDING + 2
+    scale = arith.bitcast(t, arith.shli(bits, _const(_i32(t), 23)))
+    return shifted, arith.mulf(p, scale), _const(t, tiny_below)
 
 
-def _exp_normal(x: ir.Value) -> ir.Value:
-    """exp(x) where 2^k is a normal float (x in [-87.3, 88.7])."""
-    shifted, _, p = _exp_reduced(x, _ROUNDING + 127)
-    return _scale_by_bits(p, shifted)
+# exp by sixteenths of ln2 (AVX-512): x = (16 k + j) ln2 / 16 + r, |r| <= ln2 / 32, and
+# exp(x) = 2^k 2^(j / 16) e^r, 2^(j / 16) as an f32 and its rounding error (two vpermps
+# lookups), e^r = 1 + r Q(r) with Q of degree 2 (2^-23.2 relative, 2^-28.7 of the result).
+# 8 FMA-pipe ops for 16 lanes where the degree-6 polynomial takes 10; 0.59 ulp at most.
+def _hex32(value: float) -> str:
+    return f"0x{struct.unpack('<I', struct.pack('<f', value))[0]:08X}"
+
+
+def _as_f32(value: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+_EXP_TABLE_HIGH = [_hex32(2.0 ** (j / 16)) for j in range(16)]
+_EXP_TABLE_LOW = [_hex32(2.0 ** (j / 16) - _as_f32(2.0 ** (j / 16))) for j in range(16)]
+_EXP_TABLE_COEFFICIENTS = (0.1666666716337204, 0.5000146627426147, 1.0)
+_EXP_TABLE_ROUNDING = _ROUNDING + 16 * 127  # its sum's low bits: 16 (k + 127) + j
+
+
+def _exp_by_table(x: ir.Value, avx512: Avx512) -> tuple[ir.Value, ir.Value]:
+    """The rounding sum of x * 16 / ln2 (16 (k + 127) + j in its low bits) and exp(x) / 2^k."""
+    t = x.type
+    shifted = _fma(x, _const(t, 16 * _LOG2E), _const(t, _EXP_TABLE_ROUNDING))
+    sixteenths = arith.subf(shifted, _const(t, _EXP_TABLE_ROUNDING))
+    r = _fma(sixteenths, _const(t, -_LN2_HI / 16), x)
+    r = _fma(sixteenths, _const(t, -_LN2_LO / 16), r)
+    index = arith.bitcast(_i32(t), shifted)
+    entry = avx512.lookup(_EXP_TABLE_HIGH, index)
+    error = avx512.lookup(_EXP_TABLE_LOW, index)
+    e_r_less_one = arith.mulf(r, _horner(r, _EXP_TABLE_COEFFICIENTS))
+    return shifted, arith.addf(entry, _fma(entry, e_r_less_one, error))
 
 
 def _exp_any(x: ir.Value, *, finite: bool) -> ir.Value:
@@ -286,11 +330,11 @@ def _exp_any(x: ir.Value, *, finite: bool) -> ir.Value:
     return _scale(p, arith.fptosi(_i32(t), k))
 
 
-def _exp(x: ir.Value, *, op: ir.Operation) -> ir.Value:
+def _exp(x: ir.Value, *, op: ir.Operation, avx512: Avx512 | None = None) -> ir.Value:
     """math.exp; with fastmath `afn` (approximate functions allowed), tiny results flush;
     with `ninf` (no infinities), large ones are not clamped."""
     flags = str(op.attributes["fastmath"]) if "fastmath" in op.attributes else ""
-    return exp_f32(x, flush_tiny="afn" in flags, finite="ninf" in flags)
+    return exp_f32(x, flush_tiny="afn" in flags, finite="ninf" in flags, avx512=avx512)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -758,40 +802,61 @@ def _pow_magnitude(ax: ir.Value, y: ir.Value, *, subnormal_x: bool = True) -> ir
 
 
 class Avx512:
-    """The AVX-512 instructions that pow's table form uses, on vectors of any multiple of 8
-    f64 lanes (LLVM intrinsics on 8 lanes at a time)."""
+    """The AVX-512 instructions of pow's and exp's table forms, on vectors of any multiple of
+    a 512-bit register's lanes (LLVM intrinsics a register at a time)."""
 
-    LANES = 8
+    # The permutes of 16 entries: of two registers of f64, of one of f32.
+    _LOOKUPS = {
+        "f64": (8, "llvm.x86.avx512.vpermi2var.pd.512"),
+        "f32": (16, "llvm.x86.avx512.permvar.sf.512"),
+    }
 
-    def fits(self, t: ir.Type) -> bool:
-        return isinstance(t, ir.VectorType) and math.prod(ir.VectorType(t).shape) % self.LANES == 0
+    def fits(self, t: ir.Type, element: ir.Type) -> bool:
+        """Whether vectors of type `t` split into whole registers of `element`."""
+        lanes = self._LOOKUPS[str(element)][0]
+        return isinstance(t, ir.VectorType) and math.prod(ir.VectorType(t).shape) % lanes == 0
 
     def lookup(self, table: list[str], index: ir.Value) -> ir.Value:
-        """The f64 entries (hex bit patterns) of `table` (16) at `index` (i64 lanes; vpermi2pd
-        reads their low 4 bits)."""
-        chunk = ir.VectorType.get([self.LANES], ir.F64Type.get())
-        halves = [
-            arith.ConstantOp(chunk, ir.Attribute.parse(f"dense<[{', '.join(part)}]> : {chunk}"))
-            for part in (table[: self.LANES], table[self.LANES :])
-        ]
+        """The entries (hex bit patterns) of `table` (16, f64 for i64 indices, f32 for i32)
+        at `index`; the permutes read the index's low 4 bits."""
+        width = ir.IntegerType(_element(index.type)).width
+        element = ir.F64Type.get() if width == 64 else ir.F32Type.get()
+        lanes, name = self._LOOKUPS[str(element)]
+        register = ir.VectorType.get([lanes], element)
+
+        def constant(entries: list[str]) -> ir.Value:
+            return arith.ConstantOp(
+                register, ir.Attribute.parse(f"dense<[{', '.join(entries)}]> : {register}")
+            ).result
+
+        if lanes == 16:  # one register holds the table: vpermps
+            table_register = constant(table)
+            return self._by_chunks(
+                element,
+                lanes,
+                [index],
+                lambda piece: llvm.call_intrinsic(register, name, [table_register, piece], [], []),
+            )
+        low, high = constant(table[:lanes]), constant(table[lanes:])
         return self._by_chunks(
-            ir.F64Type.get(),
+            element,
+            lanes,
             [index],
-            lambda piece: llvm.call_intrinsic(
-                chunk, "llvm.x86.avx512.vpermi2var.pd.512", [halves[0], piece, halves[1]], [], []
-            ),
+            lambda piece: llvm.call_intrinsic(register, name, [low, piece, high], [], []),
         )
 
     def scale(self, x: ir.Value, exponent: ir.Value) -> ir.Value:
         """x * 2^floor(exponent) (f64 lanes), overflowing to inf and underflowing to 0."""
-        chunk = ir.VectorType.get([self.LANES], ir.F64Type.get())
+        f64 = ir.F64Type.get()
+        register = ir.VectorType.get([8], f64)
         every_lane = _const(ir.IntegerType.get_signless(8), -1)
         current_rounding = _const(ir.IntegerType.get_signless(32), 4)
         return self._by_chunks(
-            ir.F64Type.get(),
+            f64,
+            8,
             [x, exponent],
             lambda a, b: llvm.call_intrinsic(
-                chunk,
+                register,
                 "llvm.x86.avx512.mask.scalef.pd.512",
                 [a, b, a, every_lane, current_rounding],
                 [],
@@ -799,18 +864,20 @@ class Avx512:
             ),
         )
 
-    def _by_chunks(self, element: ir.Type, operands: list[ir.Value], build) -> ir.Value:
-        """`build` on each 8 lanes of the (same-shaped) operands, joined into one vector."""
+    @staticmethod
+    def _by_chunks(element: ir.Type, lanes: int, operands: list[ir.Value], build) -> ir.Value:
+        """`build` on each `lanes` lanes of the (same-shaped) operands, joined into one vector
+        of `element`."""
         t = operands[0].type
         flat = math.prod(ir.VectorType(t).shape)
         flattened = [
             vector.shape_cast(ir.VectorType.get([flat], _element(v.type)), v) for v in operands
         ]
         result = _const(ir.VectorType.get([flat], element), 0)
-        for start in range(0, flat, self.LANES):
+        for start in range(0, flat, lanes):
             pieces = [
                 vector.extract_strided_slice(
-                    ir.VectorType.get([self.LANES], _element(v.type)), v, [start], [self.LANES], [1]
+                    ir.VectorType.get([lanes], _element(v.type)), v, [start], [lanes], [1]
                 )
                 for v in flattened
             ]
@@ -910,7 +977,7 @@ def pow_f32(x: ir.Value, y: ir.Value, avx512: Avx512 | None = None) -> ir.Value:
         lambda: [_pow_special(x, y)],
         lambda: [
             _pow_by_tables(x, y, avx512)
-            if avx512 is not None and avx512.fits(t)
+            if avx512 is not None and avx512.fits(t, ir.F64Type.get())
             else _pow_magnitude(x, y, subnormal_x=False)
         ],
     )[0]
@@ -1089,10 +1156,12 @@ def math_approximate(module: ir.Operation, keep=lambda op: False) -> None:
     first = RewritePatternSet(module.context)
     first.add("math.log", _log_of_one_plus)
     apply_patterns_and_fold_greedily(module, first.freeze())
+    avx512 = Avx512() if _has_avx512(target.of(module)) else None
     patterns = RewritePatternSet(module.context)
     for name, build in _UNARY.items():
         patterns.add(name, _approximation(build, keep))
-    patterns.add("math.exp", _approximation(_exp, keep, reads_op=True))
-    avx512 = Avx512() if _has_avx512(target.of(module)) else None
+    patterns.add(
+        "math.exp", _approximation(functools.partial(_exp, avx512=avx512), keep, reads_op=True)
+    )
     patterns.add("math.powf", _approximation(functools.partial(_pow, avx512=avx512), keep))
     apply_patterns_and_fold_greedily(module, patterns.freeze())

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import strata
+from strata.dialects import target
 from support import erf, run_op, tensor_type
 
 
@@ -331,12 +332,23 @@ def test_softmax_rows_with_nan_and_inf(safe, row, rng):
         assert np.isnan(actual[2]).all()
 
 
-@pytest.mark.parametrize("row", [12, 1000])
-def test_softmax_flushes_only_what_could_be_subnormal(row, rng):
-    """Exponentials of x - max below -86.99 (where exp may be under 2^-126) are exactly 0, so
-    no subnormal reaches the normalization; above, they keep their relative accuracy down to
-    2^-125.5. One entry is the max and the rest far below it: the row sums to 1."""
-    near = np.array([-86.9, -86.98, -86.995, -87.0, -87.2, -87.34, -87.7, -88, -90, -103])
+@pytest.mark.parametrize(
+    "row,form,flushed_below",
+    [(12, "polynomial", -86.995), (1000, "polynomial", -86.995), (1000, "table", -87.315)],
+)
+def test_softmax_flushes_only_what_could_be_subnormal(row, form, flushed_below, rng, monkeypatch):
+    """Exponentials of x - max where exp may be under 2^-126 are exactly 0, so no subnormal
+    reaches the normalization: below -86.99 with the polynomial (2^k = 2^-126 there), below
+    -87.31 with AVX-512's table (2^k 2^(j/16) = 2^-126; 16-lane vectors, so not rows of 12);
+    above, they keep their relative accuracy down to 2^-125.5. One entry is the max and the
+    rest far below it: the row sums to 1."""
+    from strata.passes import math_approximate
+
+    if form == "polynomial":
+        monkeypatch.setattr(math_approximate, "_has_avx512", lambda desc: False)
+    elif not math_approximate._has_avx512(target.host_cpu()):
+        pytest.skip("the host has no AVX-512")
+    near = np.array([-86.9, -86.98, -86.995, -87.2, -87.3, -87.32, -87.34, -87.7, -88, -90, -103])
     x = rand(rng, 3, row, low=-80, high=-20)
     x[:, 0] = 0
     x[:, 1 : 1 + near.size] = near
@@ -345,7 +357,8 @@ def test_softmax_flushes_only_what_could_be_subnormal(row, rng):
     below = x64 - x64.max(axis=1, keepdims=True)
     expected = np.exp(below) / np.exp(below).sum(axis=1, keepdims=True)
     actual = run_op("softmax", [x], tensor_type(x.shape), "axis = 1 : i64")
-    assert (actual[below < -87.0] == 0).all()
+    assert (actual[below < flushed_below] == 0).all()
+    assert (actual[below > flushed_below + 0.005] > 0).all()
     assert (actual[np.abs(actual) < 2.0**-126] == 0).all()
     kept = expected >= 2.0**-125.5
     check(actual[kept], expected[kept], rtol=1e-5, atol=0)

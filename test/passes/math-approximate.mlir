@@ -54,13 +54,13 @@ func.func @exp_f32(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
 // CHECK-NOT: scf.if
 // CHECK: %[[SHIFTED:.*]] = arith.addf %{{.*}}, %[[ROUND]] fastmath<contract>
 // CHECK: arith.subf %[[SHIFTED]], %[[ROUND]]
-// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[SHIFTED]], %[[LOW]]
 // CHECK-NOT: arith.shrsi
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[SHIFTED]] : vector<8xf32> to vector<8xi32>
 // CHECK: %[[SCALE:.*]] = arith.shli %[[BITS]]
 // CHECK-NOT: arith.addi
 // CHECK: %[[POW:.*]] = arith.bitcast %[[SCALE]] : vector<8xi32> to vector<8xf32>
 // CHECK: %[[E:.*]] = arith.mulf %{{.*}}, %[[POW]]
+// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[SHIFTED]], %[[LOW]]
 // CHECK: arith.select %[[TINY]], %{{.*}}, %[[E]]
 // CHECK-NOT: math.exp
 func.func @exp_afn(%v: vector<8xf32>) -> vector<8xf32> {
