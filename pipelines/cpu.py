@@ -8,6 +8,7 @@ ABI the runtime calls, from the JIT or from a shared library.
 
 from mlir import ir
 
+from ..passes.bf16_truncation import bf16_truncation
 from ..passes.bool_storage import bool_storage
 from ..passes.dedup_kernels import dedup_kernels
 from ..passes.elide_result_copies import elide_result_copies
@@ -106,6 +107,7 @@ def pipeline() -> Pipeline:
             Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),
+            Stage("bf16-truncation", bf16_truncation, "f32 -> bf16 roundings without libcalls"),
             Stage("streaming-stores", streaming_stores, "outputs past the cache unread"),
             Stage("outline-parallel", outline_parallel, "parallel loops to forked tasks"),
             Stage("lower-copies", lower_copies, "strided copies to loops"),

@@ -607,6 +607,61 @@ def test_rows_of_narrow_floats(op, rows, width, element, cores):
     assert np.all(error <= spacing + 2**-20 * scale)
 
 
+@pytest.mark.parametrize("cores", CORES)
+def test_bf16_conversions_written_as_integer_ops(cores, monkeypatch):
+    """On x86 CPUs without AVX-512 BF16, f32 <-> bf16 conversions are integer arithmetic (LLVM
+    would call compiler-rt's __truncsfbf2): forced here on this host, they round as ml_dtypes
+    does (to nearest even; ties, the largest finite values, subnormals, infinities), keep NaN
+    a NaN, and a bf16 GELU through them stays within an ulp."""
+    from strata.passes import bf16_truncation
+
+    monkeypatch.setattr(bf16_truncation, "needs_expansion", lambda desc: True)
+    dtype = narrow_dtype("bf16")
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, 1.00390625, 1.01171875, -1.00390625]
+    special += [3.3895e38, 3.3961e38, -3.4e38, 1e-40, -1e-45, 2.0**-126, 9.2e-41, 65504.0]
+    x = np.concatenate([special, np.random.default_rng(10).standard_normal(4093) * 100])
+    x = x.astype(np.float32)
+    nan_payloads = np.array([0x7F800001, 0xFFC00001, 0x7FFFFFFF], np.uint32).view(np.float32)
+    x = np.concatenate([x, nan_payloads])
+    t, r = tensor_type([x.size]), f"tensor<{x.size}xbf16>"
+    text = (
+        f"func.func @main(%x: {t}) -> {r} {{\n"
+        f'  %0 = "graph.cast"(%x) : ({t}) -> {r}\n  return %0 : {r}\n}}'
+    )
+    actual = compile_for(text, cores)(x)
+    expected = x.astype(dtype)
+    nan = np.isnan(expected.astype(np.float32))
+    assert np.isnan(actual[nan].astype(np.float32)).all()
+    np.testing.assert_array_equal(actual[~nan].view(np.uint16), expected[~nan].view(np.uint16))
+    h = np.random.default_rng(11).uniform(-4, 4, 4103).astype(dtype)
+    b = "tensor<4103xbf16>"
+    gelu = (
+        f"func.func @main(%x: {b}) -> {b} {{\n"
+        f'  %0 = "graph.gelu"(%x) : ({b}) -> {b}\n  return %0 : {b}\n}}'
+    )
+    exact = NARROW_UNARY["gelu"](h.astype(np.float64))
+    error = np.abs(compile_for(gelu, cores)(h).astype(np.float64) - exact)
+    assert np.all(error <= narrow_ulp(exact, "bf16"))
+
+
+def test_bf16_kernels_for_avx2_call_no_conversion_routine():
+    """A bf16 model compiled for an AVX2 CPU (no bf16 conversion instruction) needs nothing
+    beyond libc: an older libgcc (Debian 12's) has no __truncsfbf2."""
+    from strata import compiler
+
+    b, g = "tensor<64x1000xbf16>", "tensor<1000xbf16>"
+    text = (
+        f"func.func @main(%x: {b}, %g: {g}) -> {b} {{\n"
+        f'  %0 = "graph.gelu"(%x) : ({b}) -> {b}\n'
+        f'  %1 = "graph.rms_norm"(%0, %g) : ({b}, {g}) -> {b}\n'
+        f'  %2 = "graph.softmax"(%1) {{axis = -1 : i64}} : ({b}) -> {b}\n'
+        f'  %3 = "graph.pow"(%2, %0) : ({b}, {b}) -> {b}\n'
+        f"  return %3 : {b}\n}}"
+    )
+    assembly = compiler.emit(compiler.load(text), "asm", target="cpu:x86-64-v3").decode()
+    assert "bf2" not in assembly  # __truncsfbf2, __extendbfsf2
+
+
 NARROW_BINARY = {
     "add": np.add,
     "sub": np.subtract,
