@@ -53,6 +53,9 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   magnitude products in f64 (0.5 ulp but for double rounding), 2 and -1 a product and a
   division in f32 (correctly rounded).
 
+On x86 CPUs before SSE4.1 (no roundps), floor, ceil and round-half-even are written with
+adds (exact; LLVM would call libm for each element).
+
 sqrt stays `math.sqrt` (a hardware instruction). `--graph-to-linalg` writes the composite
 graph ops in forms without cancellation: sigmoid (4 ulp) from exp(-|x|), silu (4 ulp where
 its result is normal, x > -88), GELU as x Phi(x) with Phi = erfc(-x / sqrt 2) / 2 (6 ulp for
@@ -1130,6 +1133,52 @@ def _has_avx512(desc) -> bool:
     )
 
 
+# ----------------------------------------------------------------------------------------------
+# Rounding to integers on x86 CPUs before SSE4.1 (no roundps/roundpd): LLVM lowers vector
+# floor, ceil and roundeven there to a libm call an element.
+
+
+def _lacks_rounding_instructions(desc) -> bool:
+    return (
+        desc is not None
+        and desc.kind == "cpu"
+        and desc.triple.startswith("x86_64")
+        and "+sse4.1" not in desc.features.split(",")
+    )
+
+
+def _round_to_integer(x: ir.Value, direction: str) -> ir.Value:
+    """x rounded to an integer (`direction`: "even" to nearest even, "down", "up") with adds
+    alone: below 2^23 (f32) or 2^52 (f64) in magnitude, x + c - c with c = 2^23 (2^52) of
+    x's sign rounds to nearest even; floor and ceil step from there where it went the other
+    way; larger x, infinities and NaN are integral already. The sign of x is kept (-0 stays
+    -0, ceil(-0.5) is -0)."""
+    t = x.type
+    bits = 23 if str(_element(t)) == "f32" else 52
+    ax = mmath.absf(x)
+    magic = mmath.copysign(_const(t, 2.0**bits), x)
+    nearest = arith.subf(arith.addf(x, magic), magic)
+    one = _const(t, 1.0)
+    if direction == "down":
+        nearest = arith.select(arith.cmpf(Cmp.OGT, nearest, x), arith.subf(nearest, one), nearest)
+    elif direction == "up":
+        nearest = arith.select(arith.cmpf(Cmp.OLT, nearest, x), arith.addf(nearest, one), nearest)
+    integral = arith.cmpf(Cmp.UGE, ax, _const(t, 2.0**bits))  # or NaN
+    return arith.select(integral, x, mmath.copysign(nearest, x))
+
+
+_ROUNDINGS = {"math.roundeven": "even", "math.floor": "down", "math.ceil": "up"}
+
+
+def _rounding(op, rewriter):
+    if str(_element(op.operands[0].type)) not in ("f32", "f64"):
+        return True  # not matched
+    with rewriter.ip, op.location:
+        value = _round_to_integer(op.operands[0], _ROUNDINGS[op.name])
+    rewriter.replace_op(op, [value])
+    return None
+
+
 def _log_of_one_plus(op, rewriter):
     """log(1 + x) -> log1p(x): accurate where x is small (softplus of negative inputs)."""
     owner = defining_op(op.operands[0])
@@ -1165,3 +1214,8 @@ def math_approximate(module: ir.Operation, keep=lambda op: False) -> None:
     )
     patterns.add("math.powf", _approximation(functools.partial(_pow, avx512=avx512), keep))
     apply_patterns_and_fold_greedily(module, patterns.freeze())
+    if _lacks_rounding_instructions(target.of(module)):
+        roundings = RewritePatternSet(module.context)
+        for name in _ROUNDINGS:
+            roundings.add(name, _rounding)
+        apply_patterns_and_fold_greedily(module, roundings.freeze())

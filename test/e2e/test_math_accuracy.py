@@ -247,3 +247,29 @@ def test_pow_by_constant(exponent, rng):
         f"pow({x[worst]!r}, {exponent}) = {actual[worst]!r}, exact {exact[worst]!r}: "
         f"{errors[worst]:.3f} ulp"
     )
+
+
+@pytest.mark.parametrize(
+    "op,reference", [("floor", np.floor), ("ceil", np.ceil), ("round", np.rint)]
+)
+def test_rounding_without_sse41(op, reference, rng, monkeypatch):
+    """x86 CPUs before SSE4.1 have no rounding instruction (LLVM would call libm an element):
+    floor, ceil and round-half-even are written with adds there. Forced on this host, they
+    are exact over the sweep (halves, -0, 2^23 and beyond, inf, NaN), and sin's reduction of
+    large arguments (a round to even in f64) keeps its 2 ulp."""
+    from strata.passes import math_approximate
+
+    monkeypatch.setattr(math_approximate, "_lacks_rounding_instructions", lambda desc: True)
+    x = np.concatenate([sweep(rng), np.arange(-8, 8, 0.25), 2.0**23 + np.arange(-3, 3)])
+    x = np.concatenate([x, -x]).astype(np.float32)
+    actual = compile_unary(one_op(op), x.size)(x)
+    expected = reference(x)
+    same = (actual == expected) & (np.signbit(actual) == np.signbit(expected))
+    both_nan = np.isnan(actual) & np.isnan(expected)
+    assert np.all(same | both_nan), x[~(same | both_nan)][:5]
+    if op == "round":
+        wide = sweep(rng, low=-1e30, high=1e30)
+        errors = ulp_errors(
+            compile_unary(one_op("sin"), wide.size)(wide), np.sin(wide.astype(np.float64))
+        )
+        assert errors.max() <= 2

@@ -1,5 +1,6 @@
 // RUN: strata-opt %s --math-approximate --split-input-file | FileCheck %s
 // RUN: strata-opt %s --target=cpu:x86-64-v4 --math-approximate --split-input-file | FileCheck %s --check-prefix=AVX512
+// RUN: strata-opt %s --target=cpu:x86-64 --math-approximate --split-input-file | FileCheck %s --check-prefix=SSE2
 
 // f32 exp becomes a polynomial with range reduction and an exponent-bits scale, on scalars
 // and on vectors alike; no math.exp (a libm call) is left. Horner steps may contract to FMAs.
@@ -272,4 +273,30 @@ func.func @narrow(%x: vector<8xf16>, %y: bf16) -> (vector<8xf16>, bf16) {
 func.func @exp_f64(%x: f64) -> f64 {
   %0 = math.exp %x : f64
   return %0 : f64
+}
+
+// -----
+
+// Before SSE4.1 (the x86-64 baseline) floor, ceil and round-half-even are adds of 2^23 of x's
+// sign (2^52 in f64), a step where that went the other way, and x itself from 2^23 on (and
+// for inf and NaN); elsewhere they stay math ops (one instruction each).
+// CHECK-LABEL: func.func @roundings
+// CHECK: math.floor
+// CHECK: math.ceil
+// CHECK: math.roundeven
+// SSE2-LABEL: func.func @roundings
+// SSE2-NOT: math.floor
+// SSE2-DAG: arith.constant dense<0x4B000000> : vector<8xf32>
+// SSE2-DAG: arith.constant 0x4330000000000000 : f64
+// SSE2: math.copysign
+// SSE2: arith.cmpf ogt
+// SSE2: arith.cmpf uge
+// SSE2: arith.cmpf olt
+// SSE2-NOT: math.ceil
+// SSE2-NOT: math.roundeven
+func.func @roundings(%x: vector<8xf32>, %d: f64) -> (vector<8xf32>, vector<8xf32>, f64) {
+  %0 = math.floor %x : vector<8xf32>
+  %1 = math.ceil %x : vector<8xf32>
+  %2 = math.roundeven %d : f64
+  return %0, %1, %2 : vector<8xf32>, vector<8xf32>, f64
 }
