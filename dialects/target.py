@@ -59,6 +59,14 @@ class TargetDesc:
     def vector_lanes_f32(self) -> int:
         return self.vector_bits // 32
 
+    @property
+    def is_x86_cpu(self) -> bool:
+        return self.kind == "cpu" and self.triple.startswith("x86_64")
+
+    def has_feature(self, name: str) -> bool:
+        """Whether LLVM feature `name` (avx512f, sse4.1, ...) is on in `features`."""
+        return f"+{name}" in self.features.split(",")
+
     def to_attr(self) -> ir.DictAttr:
         values = {}
         for key, value in asdict(self).items():

@@ -19,28 +19,12 @@ from mlir.passmanager import PassManager
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from ..dialects import target
+from .math_approximate import _const, _element, _like
 from .registry import register_pass
 
-_NATIVE_FEATURES = ("+avx512bf16", "+avxneconvert")
+_NATIVE_FEATURES = ("avx512bf16", "avxneconvert")
 _QUIET_BIT = 0x00400000  # of an f32 NaN: bf16's after the shift
 _IN_F32 = "builtin.module(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})"
-
-
-def _element(t: ir.Type) -> ir.Type:
-    return ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
-
-
-def _like(t: ir.Type, element: ir.Type) -> ir.Type:
-    if isinstance(t, ir.VectorType):
-        return ir.VectorType.get(ir.VectorType(t).shape, element)
-    return element
-
-
-def _const(t: ir.Type, value: int) -> ir.Value:
-    attr = ir.IntegerAttr.get(_element(t), value)
-    if isinstance(t, ir.VectorType):
-        attr = ir.DenseElementsAttr.get_splat(t, attr)
-    return arith.ConstantOp(t, attr).result
 
 
 def _rounded_to_bf16(x: ir.Value, result_type: ir.Type) -> ir.Value:
@@ -85,10 +69,11 @@ def _widening(op, rewriter):
 
 def needs_expansion(desc) -> bool:
     """Whether `desc` is an x86 CPU that has no f32 -> bf16 conversion instruction."""
-    if desc is None or desc.kind != "cpu" or not desc.triple.startswith("x86_64"):
-        return False
-    features = desc.features.split(",")
-    return not any(f in features for f in _NATIVE_FEATURES)
+    return (
+        desc is not None
+        and desc.is_x86_cpu
+        and not any(desc.has_feature(name) for name in _NATIVE_FEATURES)
+    )
 
 
 @register_pass(

@@ -1125,12 +1125,7 @@ def _approximation(build, keep, *, reads_op: bool = False):
 
 def _has_avx512(desc) -> bool:
     """Whether the target is an x86 CPU with AVX-512 (avx512f)."""
-    return (
-        desc is not None
-        and desc.kind == "cpu"
-        and desc.triple.startswith("x86_64")
-        and "+avx512f" in desc.features.split(",")
-    )
+    return desc is not None and desc.is_x86_cpu and desc.has_feature("avx512f")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1139,12 +1134,7 @@ def _has_avx512(desc) -> bool:
 
 
 def _lacks_rounding_instructions(desc) -> bool:
-    return (
-        desc is not None
-        and desc.kind == "cpu"
-        and desc.triple.startswith("x86_64")
-        and "+sse4.1" not in desc.features.split(",")
-    )
+    return desc is not None and desc.is_x86_cpu and not desc.has_feature("sse4.1")
 
 
 def _round_to_integer(x: ir.Value, direction: str) -> ir.Value:
@@ -1205,7 +1195,8 @@ def math_approximate(module: ir.Operation, keep=lambda op: False) -> None:
     first = RewritePatternSet(module.context)
     first.add("math.log", _log_of_one_plus)
     apply_patterns_and_fold_greedily(module, first.freeze())
-    avx512 = Avx512() if _has_avx512(target.of(module)) else None
+    desc = target.of(module)
+    avx512 = Avx512() if _has_avx512(desc) else None
     patterns = RewritePatternSet(module.context)
     for name, build in _UNARY.items():
         patterns.add(name, _approximation(build, keep))
@@ -1214,7 +1205,7 @@ def math_approximate(module: ir.Operation, keep=lambda op: False) -> None:
     )
     patterns.add("math.powf", _approximation(functools.partial(_pow, avx512=avx512), keep))
     apply_patterns_and_fold_greedily(module, patterns.freeze())
-    if _lacks_rounding_instructions(target.of(module)):
+    if _lacks_rounding_instructions(desc):
         roundings = RewritePatternSet(module.context)
         for name in _ROUNDINGS:
             roundings.add(name, _rounding)
