@@ -8,10 +8,12 @@ nearest for sqrt, the division of rsqrt; floor and ceil are exact). f16 and bf16
 f32; vectors lane by lane. Runs on the kernels inside `gpu.module`s.
 
 Two ops become the SFU's approximate instructions where their type or flags allow it:
-- bf16 `math.tanh` is `tanh.approx.f32`: its relative error, under 2^-10.98, is an eighth of
-  a bf16 ulp, so the rounded result is the correctly rounded one or its neighbour, and it
-  takes one instruction where `--math-approximate`'s f32 form takes a division and a dozen
-  FMAs (which made bf16 chains with tanh compute-bound on an H200).
+- `math.tanh` of bf16 precision is `tanh.approx.f32`: a bf16 tanh, or an f32 tanh whose every
+  use rounds it to bf16 (`--graph-to-linalg` computes bf16 tanh in f32 between conversions).
+  Its relative error, under 2^-10.98, is an eighth of a bf16 ulp, so the rounded result is the
+  correctly rounded one or its neighbour, and it takes one instruction where
+  `--math-approximate`'s f32 form takes a division and a dozen FMAs (which made bf16 chains
+  with tanh compute-bound on an H200). An f32 tanh with any other use keeps f32 accuracy.
 - f32 `math.exp` with fastmath `afn` (the exponentials of softmax and attention, of x - max
   <= 0) is `ex2.approx.ftz.f32` of x log2(e): within 2 + 1.2 |x| ulp (CUDA's bound for its
   `__expf`, the same two instructions; 1e-6 relative at x = -10), results under 2^-126 are
@@ -47,6 +49,18 @@ def _element_of(value: ir.Value) -> str:
     return str(ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t)
 
 
+def _rounded_to_bf16(result: ir.Value) -> bool:
+    uses = [use.owner for use in result.uses]
+    return bool(uses) and all(
+        user.name == "arith.truncf" and _element_of(user.results[0]) == "bf16" for user in uses
+    )
+
+
+def _of_bf16_precision(op: ir.Operation) -> bool:
+    element = _element_of(op.operands[0])
+    return element == "bf16" or (element == "f32" and _rounded_to_bf16(op.results[0]))
+
+
 def _allows_approximation(op: ir.Operation) -> bool:
     return "fastmath" in op.attributes and "afn" in str(op.attributes["fastmath"])
 
@@ -54,7 +68,7 @@ def _allows_approximation(op: ir.Operation) -> bool:
 # Ops written as an approximate f32 instruction (of the argument scaled by a constant), and
 # whether an op tolerates it.
 _APPROXIMATE = {
-    "math.tanh": ("tanh.approx.f32 $0, $1;", 1.0, lambda op: _element_of(op.operands[0]) == "bf16"),
+    "math.tanh": ("tanh.approx.f32 $0, $1;", 1.0, _of_bf16_precision),
     "math.exp": (
         "ex2.approx.ftz.f32 $0, $1;",
         _LOG2E,

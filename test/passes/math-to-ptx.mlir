@@ -77,6 +77,30 @@ gpu.module @kernels {
 
 // -----
 
+// An f32 tanh whose every use rounds it to bf16 (bf16 tanh computed in f32) is of bf16
+// precision: tanh.approx.f32. One with another use keeps f32 accuracy.
+// CHECK-LABEL: gpu.func @tanh_rounded_to_bf16
+// CHECK: llvm.inline_asm "tanh.approx.f32 $0, $1;", "=f,f"
+// CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: math.tanh {{.*}} : vector<2xf32>
+// CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+gpu.module @kernels {
+  gpu.func @tanh_rounded_to_bf16(%x: vector<2xbf16>, %out: memref<2xbf16>, %fout: memref<2xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %wide = arith.extf %x : vector<2xbf16> to vector<2xf32>
+    %0 = math.tanh %wide : vector<2xf32>
+    %1 = arith.truncf %0 : vector<2xf32> to vector<2xbf16>
+    %2 = math.tanh %wide : vector<2xf32>
+    %3 = arith.truncf %2 : vector<2xf32> to vector<2xbf16>
+    vector.store %1, %out[%c0] : memref<2xbf16>, vector<2xbf16>
+    vector.store %3, %out[%c0] : memref<2xbf16>, vector<2xbf16>
+    vector.store %2, %fout[%c0] : memref<2xf32>, vector<2xf32>
+    gpu.return
+  }
+}
+
+// -----
+
 // f32 exp with fastmath afn (softmax's and attention's exponentials of x - max) is the SFU's
 // ex2.approx.ftz.f32 of x log2(e), exp2 the instruction alone; an exp without afn, or of f16,
 // stays for --math-approximate.
