@@ -63,6 +63,12 @@ class TargetDesc:
     def is_x86_cpu(self) -> bool:
         return self.kind == "cpu" and self.triple.startswith("x86_64")
 
+    @property
+    def bf16_dot_products(self) -> bool:
+        """Whether a sum of two bf16 products added to f32 is one vector instruction
+        (AVX-512 BF16's vdpbf16ps, on vectors of 128, 256 or 512 bits)."""
+        return self.is_x86_cpu and self.has_feature("avx512bf16") and self.vector_bits >= 128
+
     def has_feature(self, name: str) -> bool:
         """Whether LLVM feature `name` (avx512f, sse4.1, ...) is on in `features`."""
         return f"+{name}" in self.features.split(",")

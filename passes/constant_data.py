@@ -106,7 +106,11 @@ def resource_attr(array: np.ndarray, element: ir.Type, name: str) -> ir.Attribut
     """`array` (C-contiguous, owned by the attribute from now on) as a dense_resource blob
     named after `name`."""
     shaped = ir.RankedTensorType.get(list(array.shape), element)
-    return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, shaped)
+    try:
+        buffer = memoryview(array)
+    except ValueError:  # no buffer format (ml_dtypes' bfloat16): its bits, typed by `element`
+        buffer = memoryview(array.view(f"u{array.dtype.itemsize}"))
+    return ir.DenseResourceElementsAttr.get_from_buffer(buffer, name, shaped)
 
 
 def resource_constant(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:

@@ -19,7 +19,7 @@ from ..dialects.graph import Graph, normalize_axes, normalize_axis, reduced_shap
 from . import constant_data, strided_windows
 from . import linalg_builders as lb
 from .registry import register_pass, reject
-from .tile_configure import memory_threads, window_bytes
+from .tile_configure import bf16_pair_products, memory_threads, read_config, window_bytes
 
 # ----------------------------------------------------------------------------------------------
 # Scalar arithmetic that picks the float or integer op from the element type.
@@ -289,23 +289,26 @@ def lower_cast(op):
 @lowering("matmul")
 def lower_matmul(op):
     out = _out(op)
+    lhs, rhs = lb.ranked(op.lhs), lb.ranked(op.rhs)
     if str(out.element_type) in _HALVES and not _for_gpu(op):
         # On the CPU, f16/bf16 products accumulate in f32 (a depth of 1000 summed in f16 was
-        # off by 3x the f32 sum's rounding) and run as f32 matmuls; GPUs' tensor cores take
-        # the narrow operands and accumulate in f32 themselves.
+        # off by 3x the f32 sum's rounding); GPUs' tensor cores take the narrow operands and
+        # accumulate in f32 themselves. A 2-D bf16 product packed for the CPU's pair products
+        # keeps its bf16 operands (tile-lower packs them in pairs); other products are f32
+        # ones.
+        desc, config = _target(op), read_config(_kernel_of(op))
+        if (
+            desc is not None
+            and rhs.rank == 2 <= lhs.rank
+            and bf16_pair_products(desc, config, lhs, rhs, out)
+        ):
+            product = _rows_times_matrix(op.lhs, op.rhs, ir.F32Type.get())
+            return narrow(product, out.element_type)
         return _lowered_in_f32(op, lower_matmul)
-    lhs, rhs = lb.ranked(op.lhs), lb.ranked(op.rhs)
-    zero = lb.scalar(out.element_type, 0)
     same_element = lhs.element_type == rhs.element_type == out.element_type
     if lhs.rank >= 2 and rhs.rank == 2 and same_element:
-        # [..., M, K] x [K, N] is one 2-D matmul over the rows of all batches: linalg.matmul,
-        # which the CPU's matmul strategy tiles.
-        rows = math.prod(lhs.shape[:-1])
-        groups = [list(range(lhs.rank - 1)), [lhs.rank - 1]]
-        flat = lb.collapse(op.lhs, groups, [rows, lhs.shape[-1]]) if lhs.rank > 2 else op.lhs
-        init = lb.filled([rows, rhs.shape[1]], out.element_type, zero)
-        product = linalg.matmul(flat, op.rhs, outs=[init])
-        return lb.expand(product, groups, out.shape) if lhs.rank > 2 else product
+        return _rows_times_matrix(op.lhs, op.rhs, out.element_type)
+    zero = lb.scalar(out.element_type, 0)
     if lhs.rank == rhs.rank == out.rank >= 3 and same_element and lhs.shape[:-2] == rhs.shape[:-2]:
         # Batches of matmuls (attention's scores and weighted values, per batch and head):
         # one linalg.batch_matmul over the batch dims flattened, tiled per batch.
@@ -345,6 +348,18 @@ def lower_matmul(op):
         [lb.PARALLEL] * out.rank + [lb.REDUCTION],
         body,
     )
+
+
+def _rows_times_matrix(lhs: ir.Value, rhs: ir.Value, element: ir.Type) -> ir.Value:
+    """[..., M, K] x [K, N] as one 2-D matmul over the rows of all batches, summed in
+    `element`: linalg.matmul, which the CPU's matmul strategy tiles."""
+    shape, columns = lb.ranked(lhs).shape, lb.ranked(rhs).shape[1]
+    rows = math.prod(shape[:-1])
+    groups = [list(range(len(shape) - 1)), [len(shape) - 1]]
+    flat = lb.collapse(lhs, groups, [rows, shape[-1]]) if len(shape) > 2 else lhs
+    init = lb.filled([rows, columns], element, lb.scalar(element, 0))
+    product = linalg.matmul(flat, rhs, outs=[init])
+    return lb.expand(product, groups, [*shape[:-1], columns]) if len(shape) > 2 else product
 
 
 def _lowered_in_f32(op, lower) -> ir.Value:
@@ -983,6 +998,14 @@ def _target(op) -> targets.TargetDesc | None:
     while parent is not None and parent.name != "builtin.module":
         parent = parent.parent
     return targets.of(parent) if parent is not None else None
+
+
+def _kernel_of(op) -> ir.Operation:
+    """The function that holds `op`."""
+    parent = op.operation.parent
+    while parent.name != "func.func":
+        parent = parent.parent
+    return parent
 
 
 def _for_gpu(op) -> bool:

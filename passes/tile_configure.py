@@ -92,6 +92,20 @@ def shaped_of(value: ir.Value, element_types: tuple[str, ...]) -> bool:
 
 
 _PACK_K = 4  # k steps per packed micro-panel row (k-major panels need at least 2)
+_PAIRS = 2  # bf16 panels hold k steps in pairs, each pair one f32 lane's two products
+
+
+def bf16_pair_products(desc: targets.TargetDesc, config: dict | None, *types: ir.Type) -> bool:
+    """Whether a 2-D product of these tensors (A, B and C) is summed by the CPU's bf16 pair
+    products: bf16 throughout, a target with them (`TargetDesc.bf16_dot_products`) and a
+    kernel that packs its panels in pairs of k (`pack` 2). graph-to-linalg then keeps its
+    operands bf16 with an f32 C; other bf16 products are f32 ones (unpacked, a micro-kernel
+    widens each element it reads either way)."""
+    return (
+        desc.bf16_dot_products
+        and (config or {}).get("pack") == _PAIRS
+        and all(str(t.element_type) == "bf16" for t in types)
+    )
 
 
 def register_tile(desc: targets.TargetDesc) -> tuple[int, int]:
@@ -129,6 +143,7 @@ def _matmul_config(
     pack_small: bool = False,
     constant_b: bool = False,
     rows_for_threads: bool = True,
+    kr: int = _PACK_K,
 ) -> dict | None:
     mr, nr = register_tile(desc)
     mr = tile_size(m, mr)
@@ -147,14 +162,14 @@ def _matmul_config(
     large_b = 4 * k * n > desc.l2_bytes or pack_small
     # The packs pad K to whole panels with zeros: a stem conv on 3 channels (K = 147 for a 7x7
     # window) ran unpacked, ResNet-50's 1.18x and 1.17x on 1 and 2 threads packed, medians.
-    panels_k = -(-k // _PACK_K) * _PACK_K
-    packed_kc = kc if panels_k == k else tile_size(panels_k, kc_limit, _PACK_K)
-    packed = large_b and _whole_blocks(m, n, panels_k, mc, nc, packed_kc, mr, nr)
+    panels_k = -(-k // kr) * kr
+    packed_kc = kc if panels_k == k else tile_size(panels_k, kc_limit, kr)
+    packed = large_b and _whole_blocks(m, n, panels_k, mc, nc, packed_kc, mr, nr, kr)
     narrower = largest_divisor(n, nc, nr)
     if large_b and not packed and 4 * narrower >= nc:
         # Narrower blocks that divide N, to pack: convs on 28x28 (784 columns in blocks of 112
         # for 256) 1.15-1.35x on 1 and on 2 threads, medians.
-        packed = _whole_blocks(m, n, panels_k, mc, narrower, packed_kc, mr, nr)
+        packed = _whole_blocks(m, n, panels_k, mc, narrower, packed_kc, mr, nr, kr)
         nc = narrower if packed else nc
     rescued = False
     if rows_for_threads and desc.cores > 1 and large_b and not packed and m % mc:
@@ -164,7 +179,7 @@ def _matmul_config(
         # 169 columns: no whole micro-kernels for 2 threads either way) ran on one thread at
         # 103 GFLOP/s; packed (192 columns, blocks of 200 rows), at 163 on 2, 93 on 1.
         rows = largest_divisor(m, 2 * mc, mr)
-        if 2 * rows >= mc and _whole_blocks(m, n, panels_k, rows, nc, packed_kc, mr, nr):
+        if 2 * rows >= mc and _whole_blocks(m, n, panels_k, rows, nc, packed_kc, mr, nr, kr):
             mc, packed, rescued = rows, True, True
     kc = packed_kc if packed else kc
     streamed = large_b and not packed and m <= mr
@@ -183,8 +198,8 @@ def _matmul_config(
         "vector_size": desc.vector_lanes_f32,
     }
     if packed:
-        config["pack"] = _PACK_K
-        short = _short_m_blocks(desc, m, n, k, mr, nr, streamed=constant_b and m <= mr)
+        config["pack"] = kr
+        short = _short_m_blocks(desc, m, n, k, mr, nr, kr, streamed=constant_b and m <= mr)
         if short is not None:
             config["tile_sizes"] = list(short)
             mc, nc, kc = short
@@ -215,7 +230,7 @@ def _matmul_config(
         config["thread_dim"] = dim
         break
     if rescued and "threads" not in config:
-        return _matmul_config(desc, m, n, k, pack_small, constant_b, rows_for_threads=False)
+        return _matmul_config(desc, m, n, k, pack_small, constant_b, False, kr)
     return config
 
 
@@ -234,7 +249,7 @@ def _batched_matmul_config(desc, lhs_shape: list[int], n: int) -> dict:
     return config
 
 
-def _whole_blocks(m, n, k, mc, nc, kc, mr, nr) -> bool:
+def _whole_blocks(m, n, k, mc, nc, kc, mr, nr, kr) -> bool:
     """Whether the blocks divide their dims (packed panels have no partial tiles)."""
     return (
         m % mc == 0
@@ -242,7 +257,7 @@ def _whole_blocks(m, n, k, mc, nc, kc, mr, nr) -> bool:
         and k % kc == 0
         and mc % mr == 0
         and nc % nr == 0
-        and kc % _PACK_K == 0
+        and kc % kr == 0
     )
 
 
@@ -250,7 +265,9 @@ _SHORT_M = 64
 _PAGE_FLOATS = 1024  # f32 in a 4 KiB page
 
 
-def _short_m_blocks(desc, m, n, k, mr, nr, streamed: bool = False) -> tuple[int, int, int] | None:
+def _short_m_blocks(
+    desc, m, n, k, mr, nr, kr, streamed: bool = False
+) -> tuple[int, int, int] | None:
     """Cache blocks for a packed matmul of few rows (a linear layer on a short sequence): each
     B block then serves one M block, so its pack is not amortized and, with 1 KiB block rows,
     ran at memory latency (30% of 64x4096 @ 4096x1024). One M block, block rows of up to a
@@ -266,9 +283,9 @@ def _short_m_blocks(desc, m, n, k, mr, nr, streamed: bool = False) -> tuple[int,
     if m > _SHORT_M:
         return None
     columns = n // desc.cores if n % desc.cores == 0 else n
-    depth = k if streamed else tile_size(k, 64, _PACK_K)
+    depth = k if streamed else tile_size(k, 64, kr)
     blocks = (m, tile_size(columns, _PAGE_FLOATS, nr), depth)
-    return blocks if _whole_blocks(m, n, k, *blocks, mr, nr) else None
+    return blocks if _whole_blocks(m, n, k, *blocks, mr, nr, kr) else None
 
 
 # Below this, waking a thread costs more than it saves. The pool's workers wake in microseconds:
@@ -550,7 +567,10 @@ def _cpu_config(kernel: ir.Operation, desc: targets.TargetDesc) -> dict:
             m, k, n = math.prod(lhs.shape[:-1]), lhs.shape[-1], rhs.shape[1]
             weights = root.operands[1].owner
             constant_b = isinstance(weights, ir.OpView) and weights.name == "graph.constant"
-            return _matmul_config(desc, m, n, k, constant_b=constant_b) or loops
+            paired = {"pack": _PAIRS}
+            pairs = bf16_pair_products(desc, paired, lhs, rhs, root.results[0].type)
+            kr = _PAIRS if pairs else _PACK_K
+            return _matmul_config(desc, m, n, k, constant_b=constant_b, kr=kr) or loops
         if lhs.rank == rhs.rank >= 3 and lhs.shape[:-2] == rhs.shape[:-2]:
             return _batched_matmul_config(desc, lhs.shape, rhs.shape[-1])
         return loops

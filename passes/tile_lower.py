@@ -32,11 +32,13 @@ from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
 from ..diagnostics import DiagnosticCollector, remark, source_pos
+from ..dialects import target as targets
 from . import constant_data
 from . import linalg_builders as lb
 from .hoist_accumulators import hoist_accumulators_in
 from .ir_query import defining_op, find_ops, within
 from .lower_copies import contiguous
+from .pair_products import write_pair_panels_whole, write_pair_products
 from .registry import PassFailure, register_pass
 from .tile_configure import (
     CONFIG_ATTR,
@@ -302,10 +304,14 @@ class _Script:
         # A last K panel cut short reads masked (the pad reads as zero): a mask of dynamic
         # bounds for every panel, as the bounds of each tile are not known to be whole.
         padded = shape[2] % kr != 0
-        packs = [(f"%pa{n}ta", threads, None, [1, 1, kr, mr])] if packed.packs_a else []
+
+        def panel(r):
+            return [1, 1, r, kr] if packed.pairs else [1, 1, kr, r]
+
+        packs = [(f"%pa{n}ta", threads, None, panel(mr))] if packed.packs_a else []
         packs += [(h, threads, None, None) for h in c_packs]
         if packed.packs_b:
-            packs.append((f"%pb{n}f", 1, [1, 0], [1, 1, kr, nr]))
+            packs.append((f"%pb{n}f", 1, [1, 0], panel(nr)))
         for name, parts, order, sizes in packs:
             self.vectorize_now(
                 self.tile(self.split(name, parts, rank=2), [1, 1], order),
@@ -443,38 +449,43 @@ def _im2col(
 @dataclasses.dataclass
 class _PackedProduct:
     """The ops `_packed_product` made: the contraction, those that move C (its pack, if any,
-    and the unpack), the fill of a zero C (if it is one), and whether A and B are packed in
-    the kernel (not constants packed at compile time)."""
+    and the unpack), the fill of a zero C (if it is one), whether A and B are packed in the
+    kernel (not constants packed at compile time) and whether their panels hold k in pairs."""
 
     product: ir.Operation
     c_movers: list[ir.Operation]
     c_fill: ir.Operation | None
     packs_a: bool
     packs_b: bool
+    pairs: bool
 
 
 def _pack_operand(
-    value: ir.Value, panels: list[int], k_dim: int, element: ir.Type
+    value: ir.Value, panels: list[int], k_dim: int, pairs: bool
 ) -> tuple[ir.Value, bool]:
-    """A or B (`k_dim` 1 or 0) as micro-panels [X/r][K/kr][kr][r], K padded with zeros to
-    whole panels; `panels` is that shape. A constant is packed here, once: weights packed in
-    the kernel cost a write and a re-read of every weight on every call (ResNet-50's convs
-    pack 94 MB). Returns the packed value and whether the kernel packs it."""
-    blocks, depth, kr, r = panels
+    """A or B (`k_dim` 1 or 0) as micro-panels [X/r][K/kr][kr][r], or [X/r][K/kr][r][kr] in
+    `pairs` (each row's k steps side by side), K padded with zeros to whole panels; `panels`
+    is that shape. A constant is packed here, once: weights packed in the kernel cost a write
+    and a re-read of every weight on every call (ResNet-50's convs pack 94 MB). Returns the
+    packed value and whether the kernel packs it."""
+    blocks, depth, *tile = panels
+    kr, r = (tile[1], tile[0]) if pairs else tile
+    element = lb.ranked(value).element_type
     k = lb.ranked(value).shape[k_dim]
     data = constant_data.constant_array(value)
     if data is None:
         pad = lb.scalar(element, 0) if k % kr else None
-        dims, perm = ([1, 0], None) if k_dim == 1 else ([0, 1], [1, 0])
+        dims = [1 - k_dim, k_dim] if pairs else [k_dim, 1 - k_dim]
+        tiles = [r, kr] if pairs else [kr, r]
+        perm = [1, 0] if k_dim == 0 else None
         dest = lb.empty(panels, element)
-        return linalg.pack(
-            value, dest, dims, [kr, r], padding_value=pad, outer_dims_perm=perm
-        ), True
+        return linalg.pack(value, dest, dims, tiles, padding_value=pad, outer_dims_perm=perm), True
     rows = data if k_dim == 0 else data.T
     padded = np.zeros((depth * kr, rows.shape[1]), rows.dtype)
     padded[:k] = rows
-    # [K/kr, kr, X/r, r] -> [X/r, K/kr, kr, r]
-    layout = padded.reshape(depth, kr, blocks, r).transpose(2, 0, 1, 3)
+    # [K/kr, kr, X/r, r] -> [X/r, K/kr, kr, r] (or [X/r, K/kr, r, kr] in pairs)
+    order = (2, 0, 3, 1) if pairs else (2, 0, 1, 3)
+    layout = padded.reshape(depth, kr, blocks, r).transpose(order)
     return constant_data.resource_constant(np.ascontiguousarray(layout), element, "packed"), False
 
 
@@ -484,31 +495,44 @@ def _packed_product(matmul: ir.Operation, config: dict) -> _PackedProduct:
     so that the tiles of consecutive micro-kernels are adjacent; accumulating into C itself
     (tile rows 4 KiB apart at N = 1024) measured 11% slower on 2 threads. A zero C is filled
     in its packed layout rather than filled and then packed. Loop dims (m1, n1, k1, m0, n0,
-    k0)."""
+    k0).
+
+    bf16 A and B summed into an f32 C (`bf16_pair_products`) are packed in pairs of k
+    (config pack 2), as [M/mr][K/2][mr][2] and [N/nr][K/2][nr][2]: one row's two k steps
+    are one 32-bit lane, as the pair products take them."""
     mr, nr, _ = config["register_tile"]
     kr = config["pack"]
     a, b, c = matmul.operands
     (m, k), n = lb.ranked(a).shape, lb.ranked(b).shape[1]
     element = lb.ranked(c).element_type
+    pairs = str(lb.ranked(a).element_type) == "bf16" and str(element) == "f32"
     floats = isinstance(element, ir.FloatType)
     mul, add = (arith.mulf, arith.addf) if floats else (arith.muli, arith.addi)
     c_shape = [n // nr, m // mr, mr, nr]
     panels = -(-k // kr)
+
+    def tile(r):
+        return [r, kr] if pairs else [kr, r]
+
+    def widened(x):
+        return arith.extf(element, x) if x.type != element else x
+
     with ir.InsertionPoint(matmul), matmul.location:
-        packed_a, packs_a = _pack_operand(a, [m // mr, panels, kr, mr], 1, element)
-        packed_b, packs_b = _pack_operand(b, [n // nr, panels, kr, nr], 0, element)
+        packed_a, packs_a = _pack_operand(a, [m // mr, panels, *tile(mr)], 1, pairs)
+        packed_b, packs_b = _pack_operand(b, [n // nr, panels, *tile(nr)], 0, pairs)
         if _zero_filled(c):
             packed_c = lb.filled(c_shape, element, defining_op(c).operands[0])
         else:
             packed_c = linalg.pack(
                 c, lb.empty(c_shape, element), [0, 1], [mr, nr], outer_dims_perm=[1, 0]
             )
+        a_map, b_map = ([0, 2, 3, 5], [1, 2, 4, 5]) if pairs else ([0, 2, 5, 3], [1, 2, 5, 4])
         product = lb.generic(
             [packed_a, packed_b],
             packed_c,
-            [[0, 2, 5, 3], [1, 2, 5, 4], [1, 0, 3, 4]],
+            [a_map, b_map, [1, 0, 3, 4]],
             [lb.PARALLEL, lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL, lb.REDUCTION],
-            lambda x, y, acc: add(acc, mul(x, y)),
+            lambda x, y, acc: add(acc, mul(widened(x), widened(y))),
         )
         result = linalg.unpack(
             product, lb.empty([m, n], element), [0, 1], [mr, nr], outer_dims_perm=[1, 0]
@@ -519,7 +543,7 @@ def _packed_product(matmul: ir.Operation, config: dict) -> _PackedProduct:
     movers = [c_op] if c_op.name == "linalg.pack" else []
     fill = c_op if c_op.name == "linalg.fill" else None
     return _PackedProduct(
-        product.owner.operation, [*movers, result.owner.operation], fill, packs_a, packs_b
+        product.owner.operation, [*movers, result.owner.operation], fill, packs_a, packs_b, pairs
     )
 
 
@@ -991,9 +1015,11 @@ def tile_vectorize(module: ir.Operation) -> None:
     marked = [f for f in functions if find_ops(f, lambda op: VECTORIZE_ATTR in op.attributes)]
     if not marked:
         return
+    desc = targets.of(module)
     for kernel in marked:
         try:
             with module.context:
+                write_pair_products(kernel, desc)
                 _vector_copies(kernel)
             apply_transform(kernel, _VECTORIZE.format(attr=VECTORIZE_ATTR).splitlines())
         except TransformFailure as failure:
@@ -1002,6 +1028,7 @@ def tile_vectorize(module: ir.Operation) -> None:
             raise PassFailure("tile-vectorize") from None
     with module.context:
         PassManager.parse(_FOLD_VIEWS).run(module)
+        write_pair_panels_whole(module)
         hoist_accumulators_in(module)
         for reduction in find_ops(module, lambda op: op.name == "vector.multi_reduction"):
             _reduce_in_halves(reduction)

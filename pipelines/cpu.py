@@ -49,8 +49,9 @@ LOWER_LOOPS = (
 )
 
 TO_LLVM = (
-    "convert-vector-to-llvm, finalize-memref-to-llvm, convert-math-to-llvm, convert-arith-to-llvm,"
-    "convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, convert-ub-to-llvm,"
+    "convert-vector-to-llvm{enable-x86vector}, finalize-memref-to-llvm, convert-math-to-llvm,"
+    "convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
+    "convert-ub-to-llvm,"
     "reconcile-unrealized-casts"
 )
 

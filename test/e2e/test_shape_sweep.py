@@ -493,6 +493,76 @@ def test_matmul_of_narrow_floats(weights, element, cores):
     assert np.all(np.abs(actual - expected) <= narrow_ulp(expected, element) + 2**-20 * scale)
 
 
+PAIR_PRODUCTS = target.host_cpu().bf16_dot_products
+
+
+# bf16 linear layers packed for the CPU's pair products (AVX-512 BF16): a prefill's layer
+# (B packed in the kernel), a decode step's (constant weights packed as it compiles, one row
+# of A), an odd depth (the last pair padded with zero), rows of a 3-D input with a bias and
+# GELU after the product, and the 256-bit form of the instruction.
+PAIR_CASES = [
+    ("128x768x3072", "argument", 512),
+    ("1x768x3072", "constant", 512),
+    ("64x999x1024", "constant", 512),
+    ("2x96x768x1024", "argument", 512),
+    ("96x768x1024", "argument", 256),
+]
+
+
+@pytest.mark.skipif(not PAIR_PRODUCTS, reason="the host has no bf16 pair products")
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("shape,weights,bits", PAIR_CASES)
+def test_bf16_products_in_pairs(shape, weights, bits, cores):
+    """bf16 products run as pair products (vdpbf16ps), summed in f32 as f32 FMAs would: within
+    an ulp of the bf16 result and the f32 sum's rounding of the float64 product."""
+    import ml_dtypes
+    from strata import compiler
+
+    *rows, k, n = (int(v) for v in shape.split("x"))
+    rng = np.random.default_rng(k + n)
+    x = rng.standard_normal((*rows, k)).astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(ml_dtypes.bfloat16)
+    bias = rng.standard_normal(n).astype(ml_dtypes.bfloat16)
+    tx, tw, tb = (tensor_type(list(a.shape), "bf16") for a in (x, w, bias))
+    tr = tensor_type([*rows, n], "bf16")
+    epilogue = len(rows) > 1
+    if weights == "argument":
+        params, body, args = f"%x: {tx}, %w: {tw}", "", [x, w]
+    else:
+        params, args = f"%x: {tx}", [x]
+        body = f'  %w = "graph.constant"() {{value = dense_resource<w> : {tw}}} : () -> {tw}\n'
+    if epilogue:
+        params, args = f"{params}, %b: {tb}", [*args, bias]
+        body += (
+            f'  %p = "graph.matmul"(%x, %w) : ({tx}, {tw}) -> {tr}\n'
+            f'  %q = "graph.add"(%p, %b) : ({tr}, {tb}) -> {tr}\n'
+            f'  %r = "graph.gelu"(%q) : ({tr}) -> {tr}\n'
+        )
+    else:
+        body += f'  %r = "graph.matmul"(%x, %w) : ({tx}, {tw}) -> {tr}\n'
+    text = f"func.func @main({params}) -> {tr} {{\n{body}  return %r : {tr}\n}}"
+    if weights == "constant":
+        text = with_resources(text, {"w": w})
+    desc = dataclasses.replace(target.host_cpu(), cores=cores, vector_bits=bits)
+    assembly = compiler.emit(compiler.load(text), "asm", target=desc).decode()
+    assert "vdpbf16ps" in assembly
+    actual = strata.compile(text, target=desc)(*args).astype(np.float64)
+    wide_x, wide_w = x.astype(np.float64), w.astype(np.float64)
+    product, scale = wide_x @ wide_w, np.abs(wide_x) @ np.abs(wide_w)
+    expected = product
+    if epilogue:
+        # The product and the sum with the bias each round to bf16 (an ulp either way where
+        # the f32 sum lands across a rounding boundary), then GELU's own ulp; |GELU'| < 1.2.
+        rounded = product.astype(ml_dtypes.bfloat16).astype(np.float64)
+        biased = rounded + bias.astype(np.float64)
+        expected = ACTIVATIONS["gelu"](biased)
+        inputs_error = narrow_ulp(product, "bf16") + narrow_ulp(biased, "bf16") + 2**-20 * scale
+        tolerance = narrow_ulp(expected, "bf16") + 1.2 * inputs_error
+    else:
+        tolerance = narrow_ulp(expected, "bf16") + 2**-20 * scale
+    assert np.all(np.abs(actual - expected) <= tolerance)
+
+
 @pytest.mark.parametrize("cores", CORES)
 @pytest.mark.parametrize("element", ["f16", "bf16"])
 @pytest.mark.parametrize("groups", [1, 48])

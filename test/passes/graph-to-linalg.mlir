@@ -68,6 +68,29 @@ func.func @matmul_bf16_constant_weights(%a: tensor<8x4xbf16>) -> tensor<8x2xbf16
 
 // -----
 
+// A bf16 kernel packed for the CPU's pair products (pack 2 on a CPU with AVX-512 BF16) keeps
+// its bf16 operands, summed into f32 and rounded once; the same kernel for a CPU without them
+// is an f32 matmul.
+// CHECK-LABEL: func.func private @bf16_pairs
+// CHECK: %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<128x768xbf16>, tensor<768x3072xbf16>) outs(%{{.*}} : tensor<128x3072xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<128x3072xf32>) outs(%{{.*}} : tensor<128x3072xbf16>)
+// CHECK-LABEL: func.func private @bf16_no_pairs
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<128x768xf32>, tensor<768x3072xf32>)
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", features = "+avx512f,+avx512bf16", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func private @bf16_pairs(%x: tensor<128x768xbf16>, %w: tensor<768x3072xbf16>) -> tensor<128x3072xbf16> attributes {tile.config = {interchange = array<i64: 1, 2, 0>, pack = 2 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 256, 128>, vector_size = 16 : i64}, tile.kernel = "contraction"} {
+    %0 = "graph.matmul"(%x, %w) : (tensor<128x768xbf16>, tensor<768x3072xbf16>) -> tensor<128x3072xbf16>
+    return %0 : tensor<128x3072xbf16>
+  }
+}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", features = "+avx512f", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func private @bf16_no_pairs(%x: tensor<128x768xbf16>, %w: tensor<768x3072xbf16>) -> tensor<128x3072xbf16> attributes {tile.config = {interchange = array<i64: 1, 2, 0>, pack = 2 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 256, 128>, vector_size = 16 : i64}, tile.kernel = "contraction"} {
+    %0 = "graph.matmul"(%x, %w) : (tensor<128x768xbf16>, tensor<768x3072xbf16>) -> tensor<128x3072xbf16>
+    return %0 : tensor<128x3072xbf16>
+  }
+}
+
+// -----
+
 // A splat of weights widens to a fill of f32.
 // CHECK-LABEL: func.func @matmul_f16_splat_weights
 // CHECK: %[[W:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16x4xf32>)

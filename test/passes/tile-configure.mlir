@@ -176,6 +176,21 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A bf16 product on a CPU with pair products (AVX-512 BF16) packs its panels in pairs of k
+// (pack 2); without them (x86-64-v4) it is an f32 product, in panels of four.
+// CORES-LABEL: func.func private @bf16_pairs_kernel_0
+// CORES-SAME: pack = 2 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul"
+// V4-LABEL: func.func private @bf16_pairs_kernel_0
+// V4-SAME: pack = 4 : i64
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", features = "+avx512f,+avx512bf16", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @bf16_pairs(%x: tensor<128x768xbf16>, %w: tensor<768x3072xbf16>) -> tensor<128x3072xbf16> {
+    %0 = "graph.matmul"(%x, %w) : (tensor<128x768xbf16>, tensor<768x3072xbf16>) -> tensor<128x3072xbf16>
+    return %0 : tensor<128x3072xbf16>
+  }
+}
+
+// -----
+
 // A configuration written in the IR (by hand or by a tuner) is kept.
 // V4-LABEL: func.func private @k
 // V4-SAME: tile.config = {strategy = "loops"}

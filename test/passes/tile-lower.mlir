@@ -356,6 +356,33 @@ func.func private @packed_odd_depth(%a: tensor<64x30xf32>, %b: tensor<30x64xf32>
 
 // -----
 
+// bf16 operands summed into f32 with pack 2 (the CPU's pair products) are packed in pairs of
+// k: A as [M/8][K/2][8][2], B as [N/32][K/2][32][2] (two rows of B transposed into each
+// panel row); the micro-kernel is 8x32 by one pair, widening both tiles. An odd depth (31)
+// pads the last pair with zero: masked reads.
+// MATMUL-LABEL: func.func private @packed_pairs
+// MATMUL: vector.create_mask %{{.*}}, %{{.*}} : vector<8x2xi1>
+// MATMUL: vector.transfer_read {{.*}} : tensor<?x?xbf16>, vector<8x2xbf16>
+// MATMUL: tensor.empty() : tensor<2x16x32x2xbf16>
+// MATMUL: vector.transfer_read {{.*}} : tensor<?x?xbf16>, vector<2x32xbf16>
+// MATMUL: vector.transpose {{.*}} : vector<1x2x1x32xbf16> to vector<1x1x32x2xbf16>
+// MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<32x2xbf16>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
+// MATMUL: arith.extf
+// MATMUL: arith.extf
+// MATMUL-NOT: linalg.pack
+func.func private @packed_pairs(%a: tensor<64x31xbf16>, %b: tensor<31x64xbf16>) -> tensor<64x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", pack = 2 : i64, tile_sizes = array<i64: 32, 64, 32>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x31xbf16>, tensor<31x64xbf16>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
 // With M split over the threads, every thread reads all of B: each packs the blocks itself,
 // in its own N and K block loops (a 2 x 8 x 4 x 32 block buffer), like a single thread. Each
 // zeroes its own share of C (2 panels x 4 tiles), not the caller all of it before the fork.

@@ -196,3 +196,48 @@ func.func @padded_interior_threads(%x: memref<64x56x56xf32>, %padded: memref<64x
   linalg.fill {tile.vectorize} ins(%zero : f32) outs(%slab : memref<64x1x58xf32, strided<[3364, 58, 1]>>)
   return
 }
+
+// -----
+
+// On a CPU with bf16 pair products, a micro-kernel of bf16 tiles in pairs of k ([8][2] of A,
+// [32][2] of B) summed into f32 is 16 x86vector.avx512.dot: A's pair of each row broadcast as
+// one 32-bit word, B's tile read as two registers of 16 pairs, the accumulators carried
+// through the k loop. B's pack, a transpose of two rows of 32 into [32][2], is written as the
+// rows interleaved, in one run.
+// CHECK-LABEL: func.func @pair_micro_kernel
+// CHECK: %[[PANEL:.*]] = vector.interleave {{.*}} : vector<32xbf16> -> vector<64xbf16>
+// CHECK: vector.store %[[PANEL]], {{.*}} : memref<1x1x64xbf16>, vector<64xbf16>
+// CHECK-COUNT-16: vector.load %arg2{{.*}} : memref<8x32xf32>, vector<16xf32>
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK-COUNT-2: vector.load {{.*}} : memref<64xbf16, strided<[1], offset: ?>>, vector<32xbf16>
+// CHECK: vector.broadcast {{.*}} : i32 to vector<16xi32>
+// CHECK-COUNT-2: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.store {{.*}} : memref<8x32xf32>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", features = "+avx512f,+avx512bf16", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @pair_micro_kernel(%a: memref<4x8x2xbf16>, %b: memref<4x32x2xbf16>, %c: memref<8x32xf32>, %rows: memref<2x32xbf16>, %panel: memref<1x1x32x2xbf16>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %pad = ub.poison : bf16
+    %r = vector.transfer_read %rows[%c0, %c0], %pad {in_bounds = [true, true]} : memref<2x32xbf16>, vector<2x32xbf16>
+    %s = vector.shape_cast %r : vector<2x32xbf16> to vector<1x2x1x32xbf16>
+    %t = vector.transpose %s, [2, 0, 3, 1] : vector<1x2x1x32xbf16> to vector<1x1x32x2xbf16>
+    vector.transfer_write %t, %panel[%c0, %c0, %c0, %c0] {in_bounds = [true, true, true, true]} : vector<1x1x32x2xbf16>, memref<1x1x32x2xbf16>
+    scf.for %k = %c0 to %c4 step %c1 {
+      %sa = memref.subview %a[%k, 0, 0] [1, 8, 2] [1, 1, 1] : memref<4x8x2xbf16> to memref<8x2xbf16, strided<[2, 1], offset: ?>>
+      %sb = memref.subview %b[%k, 0, 0] [1, 32, 2] [1, 1, 1] : memref<4x32x2xbf16> to memref<32x2xbf16, strided<[2, 1], offset: ?>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%sa, %sb : memref<8x2xbf16, strided<[2, 1], offset: ?>>, memref<32x2xbf16, strided<[2, 1], offset: ?>>) outs(%c : memref<8x32xf32>) attrs = {tile.vectorize} {
+      ^bb0(%x: bf16, %y: bf16, %acc: f32):
+        %0 = arith.extf %x : bf16 to f32
+        %1 = arith.extf %y : bf16 to f32
+        %2 = arith.mulf %0, %1 : f32
+        %3 = arith.addf %acc, %2 : f32
+        linalg.yield %3 : f32
+      }
+    }
+    return
+  }
+}
