@@ -116,8 +116,8 @@ def _aligned(array):
     return copy
 
 
-def t(shape) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+def t(shape, element: str = "f32") -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
 
 
 @dataclasses.dataclass
@@ -197,7 +197,37 @@ def matmul_rows(peers: Peers, sizes):
             calls["onnxruntime"] = ort_runner(peers.ort_session(model), [a, b])
         note = f"compile {compile_s:.2f} s"
         rows.append(_row(f"matmul {n}", "GFLOP/s", 2 * n**3 / 1e9, calls, note))
-    return rows
+    return rows + [bf16_matmul_row(peers, *shape) for shape in BF16_MATMULS]
+
+
+# A transformer's linear layers in bf16: a prefill's (128 tokens of GPT-2) and a square one.
+BF16_MATMULS = [(128, 768, 3072), (1024, 1024, 1024)]
+
+
+def bf16_matmul_row(peers: Peers, m: int, k: int, n: int):
+    """A bf16 matmul (f32 sums, a bf16 result) against PyTorch's."""
+    import ml_dtypes
+
+    a_s, b_s, c_s = [m, k], [k, n], [m, n]
+    text = (
+        f"func.func @main(%a: {t(a_s, 'bf16')}, %b: {t(b_s, 'bf16')}) -> {t(c_s, 'bf16')} {{\n"
+        f'  %0 = "graph.matmul"(%a, %b) : ({t(a_s, "bf16")}, {t(b_s, "bf16")})'
+        f" -> {t(c_s, 'bf16')}\n  return %0 : {t(c_s, 'bf16')}\n}}"
+    )
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(a_s).astype(ml_dtypes.bfloat16)
+    b = (rng.standard_normal(b_s) / np.sqrt(k)).astype(ml_dtypes.bfloat16)
+    fn, compile_s = peers.compile(text)
+    out = fn(a, b)
+    expected = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(out.astype(np.float32), expected, rtol=0, atol=2e-2)
+    calls = {STRATA: partial(fn, a, b, out=out)}
+    if peers.torch is not None:
+        torch = peers.torch
+        ta, tb = (torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16) for v in (a, b))
+        calls["torch"] = partial(torch.matmul, ta, tb)
+    name = f"matmul bf16 {m}x{k} @ {k}x{n}"
+    return _row(name, "GFLOP/s", 2 * m * n * k / 1e9, calls, f"compile {compile_s:.2f} s")
 
 
 def conv_rows(peers: Peers, channels: int, size: int):
@@ -600,9 +630,9 @@ DECODERS = {
 
 def decoder_rows(peers: Peers, sequences):
     """The GPT-2 and LLaMA decoder blocks of examples/decoder_blocks.py (batch 1) through
-    torch.export: strata against torch eager and torch.compile (inductor), with strata's
-    import and compile time. Sequence 1 is a decode step: matrix-vector products that read
-    every weight once."""
+    torch.export, in f32 and in bf16: strata against torch eager and torch.compile (inductor),
+    with strata's import and compile time. Sequence 1 is a decode step: matrix-vector products
+    that read every weight once."""
     if peers.torch is None:
         return []
     torch = peers.torch
@@ -611,30 +641,43 @@ def decoder_rows(peers: Peers, sequences):
     from strata.frontends.torch import import_module
 
     rows = []
-    for name, (width, make) in DECODERS.items():
-        for seq in sequences:
-            torch.manual_seed(0)
-            model = make(decoder_blocks, seq).eval()
-            x = torch.randn(1, seq, width)
-            start = time.perf_counter()
-            fn, _ = peers.compile(import_module(model, [x]))
-            compile_s = time.perf_counter() - start
-            xn = x.numpy()
-            with torch.no_grad():
-                expected = model(x).numpy()
-                compiled = torch.compile(model)
-                compiled(x)
-            out = fn(xn)
-            scale = float(np.abs(expected).max())
-            np.testing.assert_allclose(out, expected, rtol=0, atol=1e-4 * scale)
-            calls = {
-                STRATA: partial(fn, xn, out=out),
-                "torch": _no_grad(torch, partial(model, x)),
-                "torch.compile": _no_grad(torch, partial(compiled, x)),
-            }
-            note = f"import+compile {compile_s:.1f} s"
-            rows.append(_row(f"{name} seq {seq}", "ms", 0.0, calls, note))
+    for dtype, tolerance in ((torch.float32, 1e-4), (torch.bfloat16, 3e-2)):
+        for name, (width, make) in DECODERS.items():
+            for seq in sequences:
+                torch.manual_seed(0)
+                model = make(decoder_blocks, seq).eval().to(dtype)
+                x = torch.randn(1, seq, width, dtype=dtype)
+                start = time.perf_counter()
+                fn, _ = peers.compile(import_module(model, [x]))
+                compile_s = time.perf_counter() - start
+                xn = _to_numpy(x)
+                with torch.no_grad():
+                    expected = model(x).float().numpy()
+                    compiled = torch.compile(model)
+                    compiled(x)
+                out = fn(xn)
+                scale = float(np.abs(expected).max())
+                np.testing.assert_allclose(
+                    out.astype(np.float32), expected, rtol=0, atol=tolerance * scale
+                )
+                calls = {
+                    STRATA: partial(fn, xn, out=out),
+                    "torch": _no_grad(torch, partial(model, x)),
+                    "torch.compile": _no_grad(torch, partial(compiled, x)),
+                }
+                note = f"import+compile {compile_s:.1f} s"
+                label = "" if dtype == torch.float32 else " bf16"
+                rows.append(_row(f"{name}{label} seq {seq}", "ms", 0.0, calls, note))
     return rows
+
+
+def _to_numpy(tensor):
+    """A torch tensor as numpy (bf16 as ml_dtypes' bfloat16, which numpy lacks)."""
+    if str(tensor.dtype) != "torch.bfloat16":
+        return tensor.numpy()
+    import ml_dtypes
+
+    return tensor.float().numpy().astype(ml_dtypes.bfloat16)
 
 
 def with_weights(model):
