@@ -383,16 +383,28 @@ def lower_conv2d(op):
     out = _out(op)
     if str(out.element_type) in _HALVES and not _for_gpu(op):
         # Products of f16/bf16 accumulate in f32 on the CPU, as the f32 conv (a 3x3 conv of
-        # 64 channels in f16 was off by 1.2% of its largest output, 25 f16 ulps).
-        return _lowered_in_f32(op, lower_conv2d)
-    element = out.element_type
+        # 64 channels in f16 was off by 1.2% of its largest output, 25 f16 ulps); a bf16
+        # conv packed for the CPU's pair products (as matmuls are) keeps its bf16 operands.
+        desc, config = _target(op), read_config(_kernel_of(op))
+        types = (lb.ranked(op.input), lb.ranked(op.weight), out)
+        if op.groups != 1 or desc is None or not bf16_pair_products(desc, config, *types):
+            return _lowered_in_f32(op, lower_conv2d)
+        return narrow(_conv_in(op, ir.F32Type.get()), out.element_type)
+    return _conv_in(op, out.element_type)
+
+
+def _conv_in(op, element: ir.Type) -> ir.Value:
+    """The conv (and its bias) summed in `element`: its operands' own type, or f32 for bf16
+    pair products."""
+    out = _out(op)
     top, left, bottom, right = op.padding
     zero = lb.scalar(element, 0)
     init = lb.filled(out.shape, element, zero)
     if _phased_depthwise(op):
         conv = _phased_windows(op, zero, lb.ranked(op.weight).shape[3], _depthwise_taps(op), init)
     else:
-        x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], zero)
+        input_zero = lb.scalar(lb.ranked(op.input).element_type, 0)
+        x = lb.pad(op.input, [0, 0, top, left], [0, 0, bottom, right], input_zero)
         if op.groups == 1:
             conv = linalg.conv_2d_nchw_fchw(
                 x, op.weight, outs=[init], strides=op.strides, dilations=op.dilations
@@ -406,7 +418,7 @@ def lower_conv2d(op):
         lb.empty(out.shape, element),
         [[0, 1, 2, 3], [1], [0, 1, 2, 3]],
         [lb.PARALLEL] * 4,
-        lambda c, b, _: add(c, b),
+        lambda c, b, _: add(c, convert(b, element)),
     )
 
 

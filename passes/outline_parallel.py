@@ -57,9 +57,15 @@ def _captures(forall: ir.Operation) -> list[ir.Value]:
     return captured
 
 
+# Ops of no operands whose value is the op itself: cloned into a task, never passed in (a
+# poison passed as an argument hides from LLVM that its lanes are undefined: the caller
+# materializes a vector for it and the task reads it).
+_CONSTANTS = ("arith.constant", "ub.poison")
+
+
 def _is_constant(value: ir.Value) -> bool:
     owner = defining_op(value)
-    return owner is not None and owner.name == "arith.constant"
+    return owner is not None and owner.name in _CONSTANTS
 
 
 def _private_function(name: str, fn_type: ir.FunctionType) -> ir.Operation:

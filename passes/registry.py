@@ -83,6 +83,7 @@ def all_passes() -> dict[str, PassInfo]:
 
 def _load_all() -> None:
     from . import (  # noqa: F401  (registration on import)
+        bf16_moves,
         bf16_truncation,
         bool_storage,
         dedup_kernels,

@@ -339,7 +339,12 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
     m, n, k = weight[0], out[0] * out[2] * out[3], math.prod(weight[1:])
     nr = register_tile(desc)[1]
     padded = im2col_columns(n, nr, packed=True)
-    config = _matmul_config(desc, m, n, k)
+    types = [conv.operands[0].type, conv.operands[1].type, conv.results[0].type]
+    # Unpacked, a bf16 conv is an f32 one (half the speed): packed in pairs where it can be.
+    pairs = {}
+    if bf16_pair_products(desc, {"pack": _PAIRS}, *types):
+        pairs = {"pack_small": True, "kr": _PAIRS, "operand_bytes": 2}
+    config = _matmul_config(desc, m, n, k, **pairs)
     if padded != n:
         # Padded patches are packed even where B fits in L2 (the pad pays only in packed
         # panels), where the pad is at most an eighth, where unpadded the last micro-kernel
@@ -350,20 +355,22 @@ def _conv_config(desc, conv: ir.Operation) -> dict | None:
         # znver4 (49 = 32 + 17), medians, ResNet-50's 3x3 conv on 7x7 73 -> 87 GFLOP/s
         # unpadded (110 -> 170 on 2 threads), on 14x14 (196 = 6 x 32 + 4, 224 padded)
         # 95 -> 105, its 1x1 convs there 1.07-1.15x (1.05-1.35x on 2).
-        wide = _matmul_config(desc, m, padded, k, pack_small=True)
+        wide = _matmul_config(desc, m, padded, k, **{"pack_small": True, **pairs})
         small = 8 * (padded - n) <= n
         sliver = 8 * (n % nr) < nr
         more_threads = wide.get("threads", 1) > config.get("threads", 1)
-        if "pack" in wide and (small or sliver or more_threads):
+        # Pair products pay any pad im2col_columns allows (up to half): unpacked, a bf16
+        # conv runs as an f32 one, half the speed.
+        if "pack" in wide and (small or sliver or more_threads or pairs):
             config = wide
-    split = _columns_for_threads(desc, m, n, k, nr, config)
+    split = _columns_for_threads(desc, m, n, k, nr, config, pairs)
     if split is not None:
         config = split
     config["im2col"] = 1
     return config
 
 
-def _columns_for_threads(desc, m, n, k, nr, config: dict) -> dict | None:
+def _columns_for_threads(desc, m, n, k, nr, config: dict, pairs: dict) -> dict | None:
     """A packed config whose threads split N, the patches padded (by up to an eighth) to whole
     blocks for each thread, where `config` has them split M (or not at all) with no more rows
     than columns: each thread then packs all of B for a share of few rows. SqueezeNet's convs
@@ -375,7 +382,7 @@ def _columns_for_threads(desc, m, n, k, nr, config: dict) -> dict | None:
     columns = -(-n // step) * step
     if columns == n or 8 * (columns - n) > n:
         return None
-    wide = _matmul_config(desc, m, columns, k, pack_small=True)
+    wide = _matmul_config(desc, m, columns, k, **{"pack_small": True, **pairs})
     if "pack" not in wide or wide.get("thread_dim") != 1 or wide["tile_sizes"][1] < 4 * nr:
         return None
     return {**wide, "columns": columns}

@@ -397,7 +397,8 @@ def _im2col(
     _, _, oh, ow = out.shape
     sh, sw = list(ir.DenseIntElementsAttr(conv.attributes["strides"]))
     dh, dw = list(ir.DenseIntElementsAttr(conv.attributes["dilations"]))
-    element = out.element_type
+    # Patches keep the input's type (bf16 for pair products); the product sums in C's.
+    element, patch_element = out.element_type, lb.ranked(x).element_type
     d = [ir.AffineDimExpr.get(i) for i in range(6)]  # c, kh, kw, n, oh, ow
     depth, cols = c * kh * kw, n * oh * ow
     padded = columns or im2col_columns(cols, nr, packed)
@@ -410,12 +411,12 @@ def _im2col(
         if direct:
             rhs = lb.collapse(x, [[0, 1], [2, 3]], [depth, cols])
         else:
-            destination = lb.empty([c, kh, kw, n, oh, ow], element)
+            destination = lb.empty([c, kh, kw, n, oh, ow], patch_element)
             if padded > cols:
                 # The patches are written into the padded rows in place; only the pad is zeroed.
-                rows = lb.empty([depth, padded], element)
+                rows = lb.empty([depth, padded], patch_element)
                 pad = lb.extract_slice(rows, [0, cols], [depth, padded - cols], [1, 1])
-                pad = linalg.fill(zero, outs=[pad])
+                pad = linalg.fill(lb.scalar(patch_element, 0), outs=[pad])
                 rows = lb.insert_slice(pad, rows, [0, cols])
                 view = lb.extract_slice(rows, [0, 0], [depth, cols], [1, 1])
                 destination = lb.expand(view, by_patch, [c, kh, kw, n, oh, ow])

@@ -8,6 +8,7 @@ ABI the runtime calls, from the JIT or from a shared library.
 
 from mlir import ir
 
+from ..passes.bf16_moves import bf16_moves
 from ..passes.bf16_truncation import bf16_truncation
 from ..passes.bool_storage import bool_storage
 from ..passes.dedup_kernels import dedup_kernels
@@ -116,6 +117,7 @@ def pipeline() -> Pipeline:
             Stage("bool-storage", bool_storage, "i1 buffers stored as i8"),
             Stage("c-interface", emit_c_interface, "C wrappers for the runtime"),
             Stage("to-llvm", TO_LLVM, "everything to the LLVM dialect"),
+            Stage("bf16-moves", bf16_moves, "bf16 copies as i16 (x86's backend aborts on some)"),
             Stage("keep-kernels-apart", keep_kernels_apart, "kernels are not inlined"),
             Stage("lower-fork-join", lower_fork_join, "forks on POSIX threads"),
         ],

@@ -594,6 +594,62 @@ def test_conv2d_of_narrow_floats(groups, element, cores):
     assert np.all(error <= narrow_ulp(expected, element) + 2**-20 * scale)
 
 
+# bf16 convs packed for pair products: a ResNet 3x3 on 56x56 (whole patch rows), a 1x1 (the
+# input is the matrix), a strided 3x3 of argument weights (packed in the kernel; 196 patches
+# padded to 224) and a stem (depth 147: the last pair padded).
+PAIR_CONVS = [
+    (64, 64, 56, 3, 1, "constant"),
+    (256, 64, 56, 1, 1, "constant"),
+    (64, 128, 28, 3, 2, "argument"),
+    (3, 64, 112, 7, 2, "constant"),
+]
+
+
+@pytest.mark.skipif(not PAIR_PRODUCTS, reason="the host has no bf16 pair products")
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("c,o,size,k,stride,weights", PAIR_CONVS)
+def test_bf16_convs_in_pairs(c, o, size, k, stride, weights, cores):
+    """bf16 convs (groups 1) run as pair products on their bf16 patches, summed in f32: within
+    an ulp of the bf16 result and the f32 sum's rounding of the float64 conv."""
+    from strata import compiler
+
+    dtype = narrow_dtype("bf16")
+    rng = np.random.default_rng(c + o + k)
+    x = rng.standard_normal((1, c, size, size)).astype(dtype)
+    w = (rng.standard_normal((o, c, k, k)) / np.sqrt(c * k * k)).astype(dtype)
+    b = rng.standard_normal(o).astype(dtype)
+    out = (size + 2 * (k // 2) - k) // stride + 1
+    tx, tw, tb, tr = (
+        tensor_type(shape, "bf16")
+        for shape in ([1, c, size, size], [o, c, k, k], [o], [1, o, out, out])
+    )
+    pad = k // 2
+    attrs = (
+        f"strides = array<i64: {stride}, {stride}>, "
+        f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>"
+    )
+    if weights == "argument":
+        params, body, args = f"%x: {tx}, %w: {tw}, %b: {tb}", "", (x, w, b)
+    else:
+        params, args = f"%x: {tx}, %b: {tb}", (x, b)
+        body = f'  %w = "graph.constant"() {{value = dense_resource<w> : {tw}}} : () -> {tw}\n'
+    text = (
+        f"func.func @main({params}) -> {tr} {{\n{body}"
+        f'  %0 = "graph.conv2d"(%x, %w, %b) {{{attrs}}} : ({tx}, {tw}, {tb}) -> {tr}\n'
+        f"  return %0 : {tr}\n}}"
+    )
+    if weights == "constant":
+        text = with_resources(text, {"w": w})
+    desc = dataclasses.replace(target.host_cpu(), cores=cores)
+    assembly = compiler.emit(compiler.load(text), "asm", target=desc).decode()
+    assert "vdpbf16ps" in assembly
+    actual = strata.compile(text, target=desc)(*args).astype(np.float64)
+    wide = [v.astype(np.float64) for v in (x, w, b)]
+    expected = conv_reference(*wide, stride, pad, 1)
+    scale = conv_reference(np.abs(wide[0]), np.abs(wide[1]), np.abs(wide[2]), stride, pad, 1)
+    assert np.all(np.abs(actual - expected) <= narrow_ulp(expected, "bf16") + 2**-20 * scale)
+
+
 def softmax(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)

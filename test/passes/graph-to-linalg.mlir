@@ -91,6 +91,23 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A bf16 conv packed for pair products keeps its bf16 input (padded with bf16 zeros) and
+// weights, summed into f32; the bias is widened and added in f32, the result rounded once.
+// CHECK-LABEL: func.func private @bf16_pair_conv
+// CHECK: linalg.fill ins(%{{.*}} : bf16) outs(%{{.*}} : tensor<1x64x1x58xbf16>)
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x58x58xbf16>, tensor<64x64x3x3xbf16>) outs(%{{.*}} : tensor<1x64x56x56xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<1x64x56x56xf32>, tensor<64xbf16>) outs(%{{.*}} : tensor<1x64x56x56xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", features = "+avx512f,+avx512bf16", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func private @bf16_pair_conv(%x: tensor<1x64x56x56xbf16>, %w: tensor<64x64x3x3xbf16>, %b: tensor<64xbf16>) -> tensor<1x64x56x56xbf16> attributes {tile.config = {im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, pack = 2 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 224, 256>, vector_size = 16 : i64}, tile.kernel = "convolution"} {
+    %0 = "graph.conv2d"(%x, %w, %b) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x56x56xbf16>, tensor<64x64x3x3xbf16>, tensor<64xbf16>) -> tensor<1x64x56x56xbf16>
+    return %0 : tensor<1x64x56x56xbf16>
+  }
+}
+
+// -----
+
 // A splat of weights widens to a fill of f32.
 // CHECK-LABEL: func.func @matmul_f16_splat_weights
 // CHECK: %[[W:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16x4xf32>)

@@ -76,3 +76,23 @@ func.func @kept(%x: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A poison value used in the loop (a transfer's padding, a vector being built) is cloned into
+// the task like a constant, not passed as an argument.
+// CHECK-LABEL: func.func private @__strata_fork_poison_task_0(index, memref<2x16xbf16>)
+// CHECK-LABEL: func.func private @poison_task_0
+// CHECK-SAME: (%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<2x16xbf16>)
+// CHECK: ub.poison : vector<16xbf16>
+// CHECK: vector.insert
+func.func private @poison(%y: memref<2x16xbf16>) {
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 1.0 : bf16
+  %p = ub.poison : vector<16xbf16>
+  scf.forall (%i) in (2) {
+    %row = vector.insert %v, %p [0] : bf16 into vector<16xbf16>
+    vector.transfer_write %row, %y[%i, %c0] {in_bounds = [true]} : vector<16xbf16>, memref<2x16xbf16>
+  }
+  return
+}
