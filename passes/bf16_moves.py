@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .ir_query import find_ops
+from .ir_query import attributes_of, find_ops
 from .registry import register_pass
 
 
@@ -43,7 +43,7 @@ def bf16_moves(module: ir.Operation) -> None:
                 "llvm.load",
                 results=[words],
                 operands=list(load.operands),
-                attributes={name: load.attributes[name] for name in load.attributes},
+                attributes=attributes_of(load),
             ).result
         for use in list(load.results[0].uses):
             use.owner.operands[0] = moved

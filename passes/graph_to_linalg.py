@@ -18,6 +18,7 @@ from ..dialects import target as targets
 from ..dialects.graph import Graph, normalize_axes, normalize_axis, reduced_shape, slice_bounds
 from . import constant_data, strided_windows
 from . import linalg_builders as lb
+from .ir_query import enclosing
 from .registry import register_pass, reject
 from .tile_configure import bf16_pair_products, memory_threads, read_config, window_bytes
 
@@ -296,7 +297,7 @@ def lower_matmul(op):
         # accumulate in f32 themselves. A 2-D bf16 product packed for the CPU's pair products
         # keeps its bf16 operands (tile-lower packs them in pairs); other products are f32
         # ones.
-        desc, config = _target(op), read_config(_kernel_of(op))
+        desc, config = _target(op), read_config(enclosing(op.operation, "func.func"))
         if (
             desc is not None
             and rhs.rank == 2 <= lhs.rank
@@ -385,7 +386,7 @@ def lower_conv2d(op):
         # Products of f16/bf16 accumulate in f32 on the CPU, as the f32 conv (a 3x3 conv of
         # 64 channels in f16 was off by 1.2% of its largest output, 25 f16 ulps); a bf16
         # conv packed for the CPU's pair products (as matmuls are) keeps its bf16 operands.
-        desc, config = _target(op), read_config(_kernel_of(op))
+        desc, config = _target(op), read_config(enclosing(op.operation, "func.func"))
         types = (lb.ranked(op.input), lb.ranked(op.weight), out)
         if op.groups != 1 or desc is None or not bf16_pair_products(desc, config, *types):
             return _lowered_in_f32(op, lower_conv2d)
@@ -1010,14 +1011,6 @@ def _target(op) -> targets.TargetDesc | None:
     while parent is not None and parent.name != "builtin.module":
         parent = parent.parent
     return targets.of(parent) if parent is not None else None
-
-
-def _kernel_of(op) -> ir.Operation:
-    """The function that holds `op`."""
-    parent = op.operation.parent
-    while parent.name != "func.func":
-        parent = parent.parent
-    return parent
 
 
 def _for_gpu(op) -> bool:

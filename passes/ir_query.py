@@ -71,6 +71,14 @@ def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
+def enclosing(op: ir.Operation, name: str) -> ir.Operation:
+    """The nearest op named `name` that holds `op` (a kernel's func.func, say)."""
+    parent = op.parent
+    while parent.name != name:
+        parent = parent.parent
+    return parent
+
+
 def attributes_of(op: ir.Operation) -> dict[str, ir.Attribute]:
     """The op's attributes by name (for rebuilding it with other operands or types)."""
     return {op.attributes[i].name: op.attributes[i].attr for i in range(len(op.attributes))}

@@ -40,7 +40,7 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from ..dialects import target as target_dialect
-from .ir_query import defining_op, find_ops
+from .ir_query import defining_op, enclosing, find_ops
 from .registry import register_pass
 
 PREFETCH_ATTR = "tile.prefetch_rows"
@@ -135,9 +135,7 @@ def prefetch_rows(module: ir.Operation) -> None:
     with module.context:
         for loop in find_ops(module, lambda op: PREFETCH_ATTR in op.attributes):
             rows_ahead = ir.IntegerAttr(loop.attributes[PREFETCH_ATTR]).value
-            kernel = loop
-            while kernel.name != "func.func":
-                kernel = kernel.parent
+            kernel = enclosing(loop, "func.func")
             arguments = list(kernel.regions[0].blocks[0].arguments)
             accesses = [
                 access

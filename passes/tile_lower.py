@@ -304,14 +304,11 @@ class _Script:
         # A last K panel cut short reads masked (the pad reads as zero): a mask of dynamic
         # bounds for every panel, as the bounds of each tile are not known to be whole.
         padded = shape[2] % kr != 0
-
-        def panel(r):
-            return [1, 1, r, kr] if packed.pairs else [1, 1, kr, r]
-
-        packs = [(f"%pa{n}ta", threads, None, panel(mr))] if packed.packs_a else []
+        a_tile, b_tile = ([1, 1, *_panel_tile(r, kr, packed.pairs)] for r in (mr, nr))
+        packs = [(f"%pa{n}ta", threads, None, a_tile)] if packed.packs_a else []
         packs += [(h, threads, None, None) for h in c_packs]
         if packed.packs_b:
-            packs.append((f"%pb{n}f", 1, [1, 0], panel(nr)))
+            packs.append((f"%pb{n}f", 1, [1, 0], b_tile))
         for name, parts, order, sizes in packs:
             self.vectorize_now(
                 self.tile(self.split(name, parts, rank=2), [1, 1], order),
@@ -461,6 +458,12 @@ class _PackedProduct:
     pairs: bool
 
 
+def _panel_tile(r: int, kr: int, pairs: bool) -> list[int]:
+    """A micro-panel's tile of r rows (or columns) by kr k steps: k-major [kr][r], or [r][kr]
+    in pairs (each row's k steps side by side)."""
+    return [r, kr] if pairs else [kr, r]
+
+
 def _pack_operand(
     value: ir.Value, panels: list[int], k_dim: int, pairs: bool
 ) -> tuple[ir.Value, bool]:
@@ -477,7 +480,7 @@ def _pack_operand(
     if data is None:
         pad = lb.scalar(element, 0) if k % kr else None
         dims = [1 - k_dim, k_dim] if pairs else [k_dim, 1 - k_dim]
-        tiles = [r, kr] if pairs else [kr, r]
+        tiles = _panel_tile(r, kr, pairs)
         perm = [1, 0] if k_dim == 0 else None
         dest = lb.empty(panels, element)
         return linalg.pack(value, dest, dims, tiles, padding_value=pad, outer_dims_perm=perm), True
@@ -512,15 +515,16 @@ def _packed_product(matmul: ir.Operation, config: dict) -> _PackedProduct:
     c_shape = [n // nr, m // mr, mr, nr]
     panels = -(-k // kr)
 
-    def tile(r):
-        return [r, kr] if pairs else [kr, r]
-
     def widened(x):
         return arith.extf(element, x) if x.type != element else x
 
     with ir.InsertionPoint(matmul), matmul.location:
-        packed_a, packs_a = _pack_operand(a, [m // mr, panels, *tile(mr)], 1, pairs)
-        packed_b, packs_b = _pack_operand(b, [n // nr, panels, *tile(nr)], 0, pairs)
+        packed_a, packs_a = _pack_operand(
+            a, [m // mr, panels, *_panel_tile(mr, kr, pairs)], 1, pairs
+        )
+        packed_b, packs_b = _pack_operand(
+            b, [n // nr, panels, *_panel_tile(nr, kr, pairs)], 0, pairs
+        )
         if _zero_filled(c):
             packed_c = lb.filled(c_shape, element, defining_op(c).operands[0])
         else:
