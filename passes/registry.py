@@ -102,6 +102,7 @@ def _load_all() -> None:
         math_approximate,
         math_to_ptx,
         outline_parallel,
+        prefetch_panels,
         prefetch_rows,
         rows_in_place,
         streaming_stores,

@@ -39,6 +39,7 @@ from .hoist_accumulators import hoist_accumulators_in
 from .ir_query import defining_op, find_ops, within
 from .lower_copies import contiguous
 from .pair_products import write_pair_panels_whole, write_pair_products
+from .prefetch_panels import BLOCK_ATTR, MICRO_KERNEL_ATTR
 from .registry import PassFailure, register_pass
 from .tile_configure import (
     CONFIG_ATTR,
@@ -279,6 +280,7 @@ class _Script:
                 f"    transform.apply_patterns to %lb{n}f {{",
                 "      transform.apply_patterns.tensor.fold_tensor_empty",
                 f"    }} : {any_op}",
+                f'    transform.annotate %lb{n}f "{BLOCK_ATTR}" : {any_op}',
             ]
         self.lines += [
             f"    %tb{n}, %lb{n} = transform.structured.tile_using_for %tk{n} tile_sizes "
@@ -288,6 +290,7 @@ class _Script:
             f"{any_op})",
             # The micro-kernel has unit outer dims; folding them lets its contraction become
             # outer products (FMAs) instead of a broadcast and a multi-reduction.
+            f'    transform.annotate %lm{n}#1 "{MICRO_KERNEL_ATTR}" : {any_op}',
             f'    %km{n} = transform.get_parent_op %tm{n} {{op_name = "scf.for"}} : '
             f"({any_op}) -> {any_op}",
             f"    transform.apply_patterns to %km{n} {{",

@@ -23,6 +23,7 @@ from ..passes.lower_copies import lower_copies
 from ..passes.lower_fork_join import lower_fork_join
 from ..passes.math_approximate import math_approximate
 from ..passes.outline_parallel import outline_parallel
+from ..passes.prefetch_panels import prefetch_panels
 from ..passes.prefetch_rows import prefetch_rows
 from ..passes.rows_in_place import rows_in_place
 from ..passes.streaming_stores import streaming_stores
@@ -106,6 +107,7 @@ def pipeline() -> Pipeline:
                 "loop temporaries allocated once",
             ),
             Stage("prefetch-rows", prefetch_rows, "prefetch the rows row loops touch next"),
+            Stage("prefetch-panels", prefetch_panels, "micro-kernels prefetch the next B block"),
             Stage("workspace-buffers", workspace_buffers, "temporaries in a reused workspace"),
             Stage("deallocate", "buffer-deallocation-pipeline", "free temporary buffers"),
             Stage("math-approximate", math_approximate, "exp as a vectorizable polynomial"),

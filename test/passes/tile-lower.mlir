@@ -304,7 +304,8 @@ func.func private @conv_1x1(%x: tensor<1x4x4x4xf32>, %w: tensor<8x4x1x1xf32>) ->
 // buffer (2 panels x 8 steps x 4 x 32) that the micro-kernels of the M block loop then read,
 // K outer (kc / kr = 8 steps) and the N / nr = 2 panels inner, so that each step reads kr
 // whole rows of B rather than a column strip down all of K. A zero C is filled in its packed
-// layout (2 panels x 8 tiles x 8 x 32), not filled and packed.
+// layout (2 panels x 8 tiles x 8 x 32), not filled and packed. The loop of micro-kernels and
+// the K block loop are marked for --prefetch-panels.
 // MATMUL-LABEL: func.func private @packed
 // MATMUL: vector.transfer_read {{.*}} : tensor<8x4xf32>, vector<8x4xf32>
 // MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x8x8x32xf32>)
@@ -316,6 +317,8 @@ func.func private @conv_1x1(%x: tensor<1x4x4x4xf32>, %w: tensor<8x4x1x1xf32>) ->
 // MATMUL: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
 // MATMUL: scf.for %{{.*}} = %{{.*}} to %c8{{.*}} step %c4
 // MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<8x32xf32>) attrs = {tile.vectorize}
+// MATMUL: } {tile.micro_kernel}
+// MATMUL: } {tile.prefetch_block}
 // MATMUL-NOT: linalg.pack
 // MATMUL-NOT: linalg.unpack
 func.func private @packed(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {

@@ -35,6 +35,7 @@ TOOLS = [
     ["strata-opt", "--bool-storage"],
     ["strata-opt", "--elide-result-copies"],
     ["strata-opt", "--rows-in-place", "--fuse-vector-loops", "--prefetch-rows"],
+    ["strata-opt", "--prefetch-panels"],
     ["strata-opt", "--lower-copies"],
     ["strata-opt", "--outline-parallel"],
     ["strata-opt", "--lower-fork-join"],
