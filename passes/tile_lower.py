@@ -36,7 +36,7 @@ from ..dialects import target as targets
 from . import constant_data
 from . import linalg_builders as lb
 from .hoist_accumulators import hoist_accumulators_in
-from .ir_query import defining_op, find_ops, within
+from .ir_query import defining_op, find_ops, user_op, within
 from .lower_copies import contiguous
 from .pair_products import write_pair_panels_whole, write_pair_products
 from .prefetch_panels import BLOCK_ATTR, MICRO_KERNEL_ATTR
@@ -56,6 +56,8 @@ from .tile_configure import (
 
 VECTORIZE_ATTR = "tile.vectorize"
 _OP_ATTR = "tile.op"
+# A micro-kernel whose C tile starts from the kernel's fill of C (see `_start_tiles_filled`).
+_FILL_START_ATTR = "tile.fill_start"
 
 _SEQUENCE = """module attributes {{transform.with_named_sequence}} {{
   transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
@@ -172,6 +174,16 @@ class _Script:
             f"num_threads {counts} : ({kind}) -> (!transform.any_op, !transform.any_op)"
         )
         return name
+
+    def start_filled(self, micro: str, product: ir.Operation, config: dict) -> None:
+        """Marks the micro-kernels of an unpacked `product` whose C is a fill and whose K is
+        one block: each C tile is then filled where its micro-kernel starts (see
+        `_start_tiles_filled`)."""
+        depth = lb.ranked(product.operands[0]).shape[-1]
+        if _fill_of(product.operands[-1]) is not None and config["tile_sizes"][2] >= depth:
+            self.lines.append(
+                f'    transform.annotate {micro} "{_FILL_START_ATTR}" : !transform.any_op'
+            )
 
     def vectorize_later(self, handle: str) -> None:
         self.lines.append(f'    transform.annotate {handle} "{VECTORIZE_ATTR}" : !transform.any_op')
@@ -603,6 +615,7 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 sizes[dim] = min(sizes[dim], share)  # a block wider than a thread's share
                 blocks = script.tile(handle, sizes, config["interchange"])
                 micro = script.tile(blocks, config["register_tile"], [1, 0, 2])
+                script.start_filled(micro, op, config)
                 script.vectorize_later(micro)
             elif strategy == "matmul" and op.name == "linalg.batch_matmul":
                 # The threads split the batches; each batch is blocked as a 2-D matmul, its
@@ -611,6 +624,7 @@ def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractio
                 order = [0, *(d + 1 for d in config["interchange"])]
                 blocks = script.tile(handle, [1, *config["tile_sizes"]], order)
                 micro = script.tile(blocks, [1, *config["register_tile"]], [0, 2, 1, 3])
+                script.start_filled(micro, op, config)
                 script.vectorize_later(micro)
         return
     if strategy == "rows":  # --tile-rows made the row loop; cut each row op into vectors
@@ -794,11 +808,70 @@ def _realize(kernel: ir.Operation, config: dict, contractions: bool) -> None:
         apply_transform(kernel, script.lines)
     finally:
         _drop_op_ids(kernel)
+    _start_tiles_filled(kernel)
     _peel_partial_loops(kernel)
     lanes = config.get("vector_size", 0)
     if lanes and _split_ragged_columns(kernel, lanes):
         _peel_partial_loops(kernel)
     _check_vectorizable(kernel)
+
+
+def _fill_of(value: ir.Value) -> ir.Operation | None:
+    """The linalg.fill that `value` is, directly or through the loops and slices that carry
+    a tiled C down to its micro-kernels; None if it is anything else."""
+    while True:
+        op = defining_op(value)
+        if op is not None:
+            if op.name == "linalg.fill":
+                return op
+            if op.name != "tensor.extract_slice":
+                return None
+            value = op.operands[0]
+            continue
+        owner = value.owner.owner
+        if owner.name == "scf.for":
+            value = owner.opview.initArgs[value.arg_number - 1]
+        elif owner.name == "scf.forall":
+            forall = owner.opview
+            value = forall.outputs[value.arg_number - forall.rank]
+        else:
+            return None
+
+
+def _start_tiles_filled(kernel: ir.Operation) -> None:
+    """An unpacked product whose C is a fill and whose K is one block visits each C tile
+    once: each micro-kernel fills its own tile as it starts, in place of the fill of all of C
+    before the product, which wrote C out to memory for the micro-kernels to read back (16
+    heads of attention's 512x64 @ 64x512 scores: 16 MiB written, read and written again)."""
+    for micro in find_ops(kernel, lambda op: _FILL_START_ATTR in op.attributes):
+        del micro.attributes[_FILL_START_ATTR]
+        k_loop = micro.parent
+        fill = _fill_of(micro.operands[-1])
+        tile = defining_op(micro.operands[-1])
+        write_back = next(iter(micro.results[0].uses), None)
+        if (
+            k_loop.name != "scf.for"
+            or fill is None
+            or len(list(fill.results[0].uses)) != 1
+            or tile is None
+            or tile.name != "tensor.extract_slice"
+            or write_back is None
+            or user_op(write_back).name != "tensor.insert_slice"
+            or any(within(defining_op(v) or v.owner.owner, k_loop) for v in tile.operands[1:])
+        ):
+            continue
+        start = k_loop.opview.initArgs[0]
+        with ir.InsertionPoint(k_loop), k_loop.location:
+            fresh = tile.clone()
+            fresh.operands[0] = start
+            tile_fill = linalg.fill(fill.operands[0], outs=[fresh.results[0]])
+            defining_op(tile_fill).attributes[VECTORIZE_ATTR] = ir.UnitAttr.get()
+            placed = user_op(write_back).clone()
+            placed.operands[0] = tile_fill
+            placed.operands[1] = start
+        k_loop.operands[3] = placed.results[0]
+        fill.results[0].replace_all_uses_with(fill.operands[1])
+        fill.erase()
 
 
 def _split_ragged_columns(kernel: ir.Operation, lanes: int) -> bool:

@@ -550,10 +550,37 @@ func.func private @block_wider_than_share(%a: tensor<100x64xf32>, %b: tensor<64x
 
 // -----
 
+// K in two blocks (128 deep, blocks of 64): a C tile is visited once per block, so C is filled
+// whole before the product and the micro-kernels accumulate into it.
+// MATMUL-LABEL: func.func private @heads_two_blocks
+// MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x16x64xf32>)
+// MATMUL-NOT: linalg.fill
+// MATMUL: linalg.batch_matmul {tile.vectorize}
+func.func private @heads_two_blocks(%a: tensor<4x16x128xf32>, %b: tensor<4x128x64xf32>) -> tensor<4x16x64xf32> attributes {
+    tile.kernel = "contraction",
+    tile.config = {strategy = "matmul", tile_sizes = array<i64: 16, 64, 64>, threads = 2 : i64,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x16x128xf32>, tensor<4x128x64xf32>) outs(%c : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  return %r : tensor<4x16x64xf32>
+}
+
+// -----
+
 // A batched matmul: the threads split the batches; each batch is blocked and cut into
-// 8 x 32 micro-kernels with a batch of 1, as a 2-D matmul is.
+// 8 x 32 micro-kernels with a batch of 1, as a 2-D matmul is. K is one block, so every C tile
+// is visited once: each micro-kernel fills its own tile before its k loop, and C is not
+// filled whole first.
 // MATMUL-LABEL: func.func private @heads
-// MATMUL: scf.forall (%{{.*}}) in (2)
+// MATMUL: %[[EMPTY:.*]] = tensor.empty() : tensor<4x16x64xf32>
+// MATMUL-NOT: linalg.fill
+// MATMUL: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %[[EMPTY]])
+// MATMUL: %[[TILE:.*]] = tensor.extract_slice %{{.*}} [1, 8, 32] [1, 1, 1]
+// MATMUL-NEXT: %[[FILLED:.*]] = linalg.fill {tile.vectorize} ins(%{{.*}} : f32) outs(%[[TILE]] : tensor<1x8x32xf32>)
+// MATMUL-NEXT: %[[START:.*]] = tensor.insert_slice %[[FILLED]]
+// MATMUL-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[START]])
 // MATMUL: linalg.batch_matmul {tile.vectorize} ins(%{{.*}}, %{{.*}} : tensor<1x8x1xf32>, tensor<1x1x32xf32>) outs(%{{.*}} : tensor<1x8x32xf32>)
 func.func private @heads(%a: tensor<4x16x64xf32>, %b: tensor<4x64x64xf32>) -> tensor<4x16x64xf32> attributes {
     tile.kernel = "contraction",
