@@ -100,6 +100,7 @@ BATCHED = [
     (2, 7, 127, 65),
     (3, 1, 768, 17),
     (4, 100, 3, 129),
+    (3, 127, 64, 129),  # partial micro-kernels in M and N
 ]
 
 
@@ -115,7 +116,39 @@ def test_batched_matmul(b, m, k, n, cores):
         [f'%r = "graph.matmul"(%x, %y) : ({lhs}, {rhs}) -> {out}'],
         [b, m, n],
     )
-    check(compile_for(text, cores)(x, y), x.astype(np.float64) @ y)
+    fn = compile_for(text, cores)
+    # Into an output buffer that holds NaN, then other numbers: products whose micro-kernels
+    # fill their own C tiles (K in one cache block) must write every element and must not
+    # add to what the buffer held.
+    out = np.full((b, m, n), np.nan, np.float32)
+    for garbage in (np.nan, 3.0):
+        out[...] = garbage
+        fn(x, y, out=out)
+        check(out, x.astype(np.float64) @ y)
+
+
+# Unpacked products of one K block: each micro-kernel fills its own C tile (no fill of C).
+ONE_BLOCK_DEPTHS = [(127, 64, 129), (7, 1, 1000), (1000, 33, 17), (768, 64, 768)]
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("m,k,n", ONE_BLOCK_DEPTHS)
+def test_matmul_of_one_block_into_a_used_buffer(m, k, n, cores):
+    rng = np.random.default_rng(m + k + n)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    y = rng.standard_normal((k, n), dtype=np.float32)
+    lhs, rhs, out = tensor_type([m, k]), tensor_type([k, n]), tensor_type([m, n])
+    text = function(
+        [("x", [m, k]), ("y", [k, n])],
+        [f'%r = "graph.matmul"(%x, %y) : ({lhs}, {rhs}) -> {out}'],
+        [m, n],
+    )
+    fn = compile_for(text, cores)
+    out = np.empty((m, n), np.float32)
+    for garbage in (np.nan, 3.0):
+        out[...] = garbage
+        fn(x, y, out=out)
+        check(out, x.astype(np.float64) @ y)
 
 
 # B larger than L2 is packed in panels of 4 rows of K: depths that are not whole panels are
