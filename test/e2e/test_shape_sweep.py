@@ -104,27 +104,32 @@ BATCHED = [
 ]
 
 
+def check_product_into_a_used_buffer(x_shape, y_shape, cores):
+    """x @ y written into an output buffer that holds NaN, then other numbers: products whose
+    micro-kernels fill their own C tiles (K in one cache block) must write every element and
+    must not add to what the buffer held."""
+    rng = np.random.default_rng(sum(x_shape) + sum(y_shape))
+    x = rng.standard_normal(x_shape, dtype=np.float32)
+    y = rng.standard_normal(y_shape, dtype=np.float32)
+    out_shape = [*x_shape[:-1], y_shape[-1]]
+    lhs, rhs, out = tensor_type(x_shape), tensor_type(y_shape), tensor_type(out_shape)
+    text = function(
+        [("x", x_shape), ("y", y_shape)],
+        [f'%r = "graph.matmul"(%x, %y) : ({lhs}, {rhs}) -> {out}'],
+        out_shape,
+    )
+    fn = compile_for(text, cores)
+    result = np.empty(out_shape, np.float32)
+    for garbage in (np.nan, 3.0):
+        result[...] = garbage
+        fn(x, y, out=result)
+        check(result, x.astype(np.float64) @ y)
+
+
 @pytest.mark.parametrize("cores", CORES)
 @pytest.mark.parametrize("b,m,k,n", BATCHED)
 def test_batched_matmul(b, m, k, n, cores):
-    rng = np.random.default_rng(b + m + k + n)
-    x = rng.standard_normal((b, m, k), dtype=np.float32)
-    y = rng.standard_normal((b, k, n), dtype=np.float32)
-    lhs, rhs, out = tensor_type([b, m, k]), tensor_type([b, k, n]), tensor_type([b, m, n])
-    text = function(
-        [("x", [b, m, k]), ("y", [b, k, n])],
-        [f'%r = "graph.matmul"(%x, %y) : ({lhs}, {rhs}) -> {out}'],
-        [b, m, n],
-    )
-    fn = compile_for(text, cores)
-    # Into an output buffer that holds NaN, then other numbers: products whose micro-kernels
-    # fill their own C tiles (K in one cache block) must write every element and must not
-    # add to what the buffer held.
-    out = np.full((b, m, n), np.nan, np.float32)
-    for garbage in (np.nan, 3.0):
-        out[...] = garbage
-        fn(x, y, out=out)
-        check(out, x.astype(np.float64) @ y)
+    check_product_into_a_used_buffer([b, m, k], [b, k, n], cores)
 
 
 # Unpacked products of one K block: each micro-kernel fills its own C tile (no fill of C).
@@ -134,21 +139,7 @@ ONE_BLOCK_DEPTHS = [(127, 64, 129), (7, 1, 1000), (1000, 33, 17), (768, 64, 768)
 @pytest.mark.parametrize("cores", CORES)
 @pytest.mark.parametrize("m,k,n", ONE_BLOCK_DEPTHS)
 def test_matmul_of_one_block_into_a_used_buffer(m, k, n, cores):
-    rng = np.random.default_rng(m + k + n)
-    x = rng.standard_normal((m, k), dtype=np.float32)
-    y = rng.standard_normal((k, n), dtype=np.float32)
-    lhs, rhs, out = tensor_type([m, k]), tensor_type([k, n]), tensor_type([m, n])
-    text = function(
-        [("x", [m, k]), ("y", [k, n])],
-        [f'%r = "graph.matmul"(%x, %y) : ({lhs}, {rhs}) -> {out}'],
-        [m, n],
-    )
-    fn = compile_for(text, cores)
-    out = np.empty((m, n), np.float32)
-    for garbage in (np.nan, 3.0):
-        out[...] = garbage
-        fn(x, y, out=out)
-        check(out, x.astype(np.float64) @ y)
+    check_product_into_a_used_buffer([m, k], [k, n], cores)
 
 
 # B larger than L2 is packed in panels of 4 rows of K: depths that are not whole panels are
