@@ -838,6 +838,12 @@ def _fill_of(value: ir.Value) -> ir.Operation | None:
             return None
 
 
+def _outside(loop: ir.Operation, values: list[ir.Value]) -> bool:
+    """Whether every value is defined outside `loop` (the C tile's offsets do not move with
+    k)."""
+    return not any(within(defining_op(v) or v.owner.owner, loop) for v in values)
+
+
 def _start_tiles_filled(kernel: ir.Operation) -> None:
     """An unpacked product whose C is a fill and whose K is one block visits each C tile
     once: each micro-kernel fills its own tile as it starts, in place of the fill of all of C
@@ -857,7 +863,7 @@ def _start_tiles_filled(kernel: ir.Operation) -> None:
             or tile.name != "tensor.extract_slice"
             or write_back is None
             or user_op(write_back).name != "tensor.insert_slice"
-            or any(within(defining_op(v) or v.owner.owner, k_loop) for v in tile.operands[1:])
+            or not _outside(k_loop, [*tile.operands[1:], *user_op(write_back).operands[2:]])
         ):
             continue
         start = k_loop.opview.initArgs[0]
