@@ -11,10 +11,12 @@ overlap the arithmetic. The next block is the block loop's next iteration; after
 the first of the enclosing loop's next (the next columns of B); after the very last, the last
 again.
 
-On 1 thread of a znver4, medians of alternated calls: 64x1024 @ 1024x4096 1.03-1.05x,
-64x4096 @ 1024 1.05-1.08x, 64x1024 @ 1024x4032 (rows not a power of two apart, whose blocks
-spread over the L2's sets) 1.09-1.11x, a 3x3 conv of 64 channels on 56x56 1.06-1.08x; large
-square products, whose packs many micro-kernels share, are unchanged.
+On 1 thread of a znver4, medians of alternated calls: 64x1024 @ 1024x4096 1.04-1.06x,
+64x4096 @ 4096x1024 1.05-1.08x, 64x1024 @ 1024x4032 (rows not a power of two apart, whose
+blocks spread over the L2's sets) 1.09-1.11x, a 3x3 conv of 64 channels on 56x56 1.06-1.08x;
+large square products, whose packs many micro-kernels share, are unchanged (as are
+ResNet-50 and SqueezeNet); a bf16 3x3 conv of 64 channels on 56x56 on 2 threads 0.97x (its
+patches were just written, mostly in the caches already).
 
 --tile-lower marks the block loop `tile.prefetch_block` and the loop whose body is one
 micro-kernel `tile.micro_kernel`. Run it on vectorized buffers (after --tile-vectorize); a
