@@ -70,6 +70,10 @@ def _alone(loop: ir.Operation, read: VectorAccess, write: VectorAccess) -> bool:
     return not find_ops(loop, lambda op: op not in pair and _touches(op, read))
 
 
+def _same_slot(a: VectorAccess, b: VectorAccess) -> bool:
+    return a.buffer == b.buffer and a.indices == b.indices and a.vector == b.vector
+
+
 def _pair(loop: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     """The first read/write pair of `loop` that can be carried, if any."""
     body = loop.regions[0].blocks[0]
@@ -80,11 +84,7 @@ def _pair(loop: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
         writes = [
             a
             for a in accesses
-            if a.writes
-            and a.buffer == read.buffer
-            and a.indices == read.indices
-            and a.vector == read.vector
-            and read.op.is_before_in_block(a.op)
+            if a.writes and _same_slot(a, read) and read.op.is_before_in_block(a.op)
         ]
         if len(writes) == 1 and _alone(loop, read, writes[0]):
             return read.op, writes[0].op
@@ -121,10 +121,6 @@ def _carry(loop: ir.Operation, read: ir.Operation, write: ir.Operation) -> ir.Op
     return carried.operation
 
 
-def _same_slot(a: VectorAccess, b: VectorAccess) -> bool:
-    return a.buffer == b.buffer and a.indices == b.indices and a.vector == b.vector
-
-
 def _forward_written_slots(module: ir.Operation) -> None:
     """A slot written and read back at once (a micro-kernel's C tile filled where it starts,
     then read into its accumulators) gives the read the written vector; the write goes too
@@ -135,9 +131,9 @@ def _forward_written_slots(module: ir.Operation) -> None:
     blocks = [b for op in find_ops(module, lambda op: op.regions) for r in op.regions for b in r]
     for block in blocks:
         ops = list(block.operations)
-        erased = set()
+        forwarded = set()  # positions of erased reads
         for index in range(len(ops) - 1):
-            if index in erased or index + 1 in erased:
+            if index in forwarded:
                 continue
             write, read = vector_access(ops[index]), vector_access(ops[index + 1])
             if not (write and read and write.writes and not read.writes):
@@ -146,10 +142,9 @@ def _forward_written_slots(module: ir.Operation) -> None:
                 continue
             read.value.replace_all_uses_with(write.value)
             read.op.erase()
-            erased.add(index + 1)
+            forwarded.add(index + 1)
             if _overwritten(write, ops[index + 2 :]):
                 write.op.erase()
-                erased.add(index)
 
 
 def _overwritten(write: VectorAccess, later: list[ir.Operation]) -> bool:

@@ -31,12 +31,12 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from .ir_query import constant_value, defining_op, find_ops, within
+from .prefetch_rows import line_offsets
 from .registry import register_pass
 
 BLOCK_ATTR = "tile.prefetch_block"
 MICRO_KERNEL_ATTR = "tile.micro_kernel"
 _L2 = 2  # memref.prefetch locality: prefetcht1 on x86
-_LINE = 64
 _INDEX_OPS = ("affine.apply", "affine.min", "arith.addi", "arith.muli", "arith.constant")
 
 
@@ -237,12 +237,6 @@ def _prefetch_next_block(block_loop: ir.Operation, micro_loop: ir.Operation) -> 
     iterations = math.prod(trips for _, _, trips in micro_shapes[:depth])
     per_iteration = -(-reads // iterations)
     host = micro_loops[depth - 1]
-    buffer = read.operands[0]
-    shape = ir.MemRefType(buffer.type).shape
-    vector_type = ir.VectorType(read.results[0].type)
-    rows = vector_type.shape[-2] if vector_type.rank > 1 else 1
-    element_bytes = max(vector_type.element_type.width // 8, 1)
-    lines = -(-vector_type.shape[-1] * element_bytes // _LINE)
     with ir.InsertionPoint.at_block_begin(host.regions[0].blocks[0]), host.location:
         b = _Builder()
         loop_variables = _next_block(block_loops, b)
@@ -262,7 +256,6 @@ def _prefetch_next_block(block_loop: ir.Operation, micro_loop: ir.Operation) -> 
             outer = arith.divui(positions[0], b.constant(trips))
             positions[:1] = [outer, arith.remui(positions[0], b.constant(trips))]
         overrun = per_iteration * iterations > reads
-        clamped = _may_read_outside(read)
         for r in range(per_iteration):
             if r:
                 positions = _advance(positions, pack_shapes, b)
@@ -274,15 +267,26 @@ def _prefetch_next_block(block_loop: ir.Operation, micro_loop: ir.Operation) -> 
             ):
                 mapping[_induction_variable(loop)] = b.affine(position, step, lower)
             clone = _Cloner(scope, mapping)
-            indices = [clone(v) for v in read.operands[1 : 1 + rank]]
-            for row in range(rows):
-                for line in range(lines):
-                    at = list(indices)
-                    for dim, offset in ((-2, row), (-1, line * _LINE // element_bytes)):
-                        at[dim] = b.affine(at[dim], 1, offset)
-                        if clamped:
-                            at[dim] = arith.minsi(at[dim], b.constant(shape[dim] - 1))
-                    memref.prefetch(buffer, at, False, _L2, True)
+            _prefetch_lines(read, [clone(v) for v in read.operands[1 : 1 + rank]], b)
+
+
+def _prefetch_lines(read: ir.Operation, indices: list[ir.Value], b: _Builder) -> None:
+    """Prefetches every line that `read` would cover at `indices`: each row of its vector,
+    each line of a row. A padded pack reads past the last rows; its prefetches stay inside
+    the buffer."""
+    buffer = read.operands[0]
+    shape = ir.MemRefType(buffer.type).shape
+    vector = ir.VectorType(read.results[0].type)
+    rows = vector.shape[-2] if vector.rank > 1 else 1
+    clamped = _may_read_outside(read)
+    for row in range(rows):
+        for column in line_offsets(vector):
+            at = list(indices)
+            for dim, offset in ((-2, row), (-1, column)):
+                at[dim] = b.affine(at[dim], 1, offset)
+                if clamped:
+                    at[dim] = arith.minsi(at[dim], b.constant(shape[dim] - 1))
+            memref.prefetch(buffer, at, False, _L2, True)
 
 
 def _may_read_outside(read: ir.Operation) -> bool:

@@ -110,20 +110,25 @@ def _row_bytes(buffer: ir.Value) -> int:
     return t.shape[-1] * max(t.element_type.width // 8, 1)
 
 
+def line_offsets(vector: ir.VectorType) -> range:
+    """The offsets, in elements, of the 64-byte lines that a row of `vector` spans: one
+    prefetch each."""
+    element_bytes = max(vector.element_type.width // 8, 1)
+    lines = max(1, math.ceil(vector.shape[-1] * element_bytes / _LINE))
+    return range(0, lines * _LINE // element_bytes, _LINE // element_bytes)
+
+
 def _prefetch_ahead(access: _Access, rows_ahead: int, locality: int) -> None:
     """Prefetches the lines that `access` covers, `rows_ahead` rows further down."""
     shape = ir.MemRefType(access.buffer.type).shape
     indices = access.indices()
     vector = ir.VectorType((access.op.operands[0] if access.write else access.op.results[0]).type)
-    element_bytes = max(vector.element_type.width // 8, 1)
-    lines = max(1, math.ceil(vector.shape[-1] * element_bytes / _LINE))
     index = ir.IndexType.get()
     with ir.InsertionPoint(access.op), access.op.location:
         ahead = arith.addi(indices[-2], arith.constant(index, rows_ahead))
         indices[-2] = arith.minsi(ahead, arith.constant(index, shape[-2] - 1))
         column = indices[-1]
-        for line in range(lines):
-            offset = line * _LINE // element_bytes
+        for offset in line_offsets(vector):
             indices[-1] = arith.addi(column, arith.constant(index, offset)) if offset else column
             memref.prefetch(access.buffer, list(indices), access.write, locality, True)
 
