@@ -41,17 +41,20 @@ Accuracy against the exact result (float64), in f32 ulps, as checked on a sweep 
   eight 28-bit pieces of 2/pi, each reduced mod 4, compensated sums); Cephes' polynomials on
   [-pi/4, pi/4]; NaN for +-inf.
 - pow, 1 ulp (0.54 at most on 2^18 random pairs of each of four ranges, both forms):
-  2^(y log2|x|) in f64 (in f32 the error of log would grow with y). On AVX-512 targets, by
-  tables: log2 and exp2 each take an entry of a 16-entry table (vpermi2pd; 1/c and log2 c
-  for z = x / 2^k near c, 2^(j/16)), then a degree-5 polynomial in z/c - 1 (2^-38) and a
-  cubic in the remaining 1/32 (2^-28.7), scaled by vscalefpd. Elsewhere log's division is
-  an f32 reciprocal and one f64 Newton step, exp a degree-6 minimax polynomial (2^-29)
-  scaled by exponent bits. The IEEE special cases (pow(x, 0) = pow(1, y) = 1 even for NaN,
-  odd integer powers keep the sign, negative x to a non-integer power is NaN, infinite x
-  and y) are selected only in vectors with a lane that is not a normal positive x with
-  |y| < 2^24. Constant exponents: 0 gives 1; 0.5 a square root; integers up to 8 in
-  magnitude products in f64 (0.5 ulp but for double rounding), 2 and -1 a product and a
-  division in f32 (correctly rounded).
+  2^(y log2|x|), with log2 x to a relative 2^-35 (y multiplies its error). On AVX-512
+  targets, 16 lanes at a time in f32 by tables: log2 x = k + log2 c + log2(z/c) for
+  x = 2^k z, with 1/c and log2 c (in two parts) from 16-entry tables (vpermps), z/c - 1
+  exact as two f32, its first two log terms as f32 sums with their exact rounding errors
+  (FMAs), a cubic for the rest (2^-40); then 2^(j/16) and its rounding error from tables,
+  a cubic in the remaining 1/32 (2^-34) and vscalefps; a vector with a result that may be
+  subnormal takes the f64 form below (one rounding where the f32 form would round twice).
+  Elsewhere in f64: log's division is an f32 reciprocal and one f64 Newton step, exp a
+  degree-6 minimax polynomial (2^-29) scaled by exponent bits. The IEEE special cases
+  (pow(x, 0) = pow(1, y) = 1 even for NaN, odd integer powers keep the sign, negative x to
+  a non-integer power is NaN, infinite x and y) are selected only in vectors with a lane
+  that is not a normal positive x with |y| < 2^24. Constant exponents: 0 gives 1; 0.5 a
+  square root; integers up to 8 in magnitude products in f64 (0.5 ulp but for double
+  rounding), 2 and -1 a product and a division in f32 (correctly rounded).
 
 On x86 CPUs before SSE4.1 (no roundps), floor, ceil and round-half-even are written with
 adds (exact; LLVM would call libm for each element).
@@ -275,7 +278,7 @@ def _exp_with_normal_scale(
     [-126, 127], bits that wrap beyond. Returns the sum, exp(x), and the value below which
     the sum stands for results that may be under 2^-126 (or wrap)."""
     t = x.type
-    if avx512 is not None and avx512.fits(t, _element(t)):
+    if avx512 is not None and avx512.fits(t):
         shifted, p = _exp_by_table(x, avx512)
         # The sum's low bits hold 16 (k + 127) + j: at most 16 where 2^k 2^(j/16) e^r may be
         # under 2^-126 (k <= -127, or k = -126 with j = 0 and r < 0).
@@ -796,71 +799,66 @@ def _pow_magnitude(ax: ir.Value, y: ir.Value, *, subnormal_x: bool = True) -> ir
     return arith.truncf(ax.type, _exp_f64(clamped))
 
 
-# pow by tables, on targets with AVX-512: log2 and exp2 each reduce their argument by an entry
-# of a 16-entry table (vpermi2pd looks up 8 lanes at once), so that their polynomials are
-# short, and vscalefpd scales by 2^e with IEEE overflow and underflow (no clamps). The f64
-# FMA pipes bound pow: this form issues 12 FMA-pipe ops for 8 lanes where the polynomial form
-# above issues 21 and a division; on 1 thread of a znver4, 2^22 pairs 1.15 -> 0.97 ns an
-# element (numpy's SVML about 0.7).
+# pow by tables in f32, on targets with AVX-512: 16 lanes an op where f64 takes 8, with
+# log2 x carried as an unevaluated sum of two f32 (hi + lo) wherever its rounding would be
+# multiplied by y. log2 and exp2 each reduce their argument by an entry of a 16-entry table
+# (vpermps looks up 16 lanes at once), so that their polynomials are short; vscalefps scales
+# by 2^e with IEEE overflow and underflow (no clamps). The FMA pipes bound it. On 1 thread of
+# a znver4, 2^22 pairs, alternated calls: 0.93-0.96 ns an element by f64 tables (8-lane
+# halves, conversions and permutes: 46 instructions for 8 lanes), 0.72-0.79 in f32; numpy's
+# SVML 0.72-0.75.
 
 
 class Avx512:
-    """The AVX-512 instructions of pow's and exp's table forms, on vectors of any multiple of
-    a 512-bit register's lanes (LLVM intrinsics a register at a time)."""
+    """The AVX-512 instructions of pow's and exp's table forms, on f32 vectors of any multiple
+    of 16 lanes (LLVM intrinsics a 512-bit register at a time)."""
 
-    # The permutes of 16 entries: of two registers of f64, of one of f32.
-    _LOOKUPS = {
-        "f64": (8, "llvm.x86.avx512.vpermi2var.pd.512"),
-        "f32": (16, "llvm.x86.avx512.permvar.sf.512"),
-    }
-
-    def fits(self, t: ir.Type, element: ir.Type) -> bool:
-        """Whether vectors of type `t` split into whole registers of `element`."""
-        lanes = self._LOOKUPS[str(element)][0]
-        return isinstance(t, ir.VectorType) and math.prod(ir.VectorType(t).shape) % lanes == 0
+    def fits(self, t: ir.Type) -> bool:
+        """Whether vectors of type `t` split into whole 512-bit registers of f32."""
+        return isinstance(t, ir.VectorType) and math.prod(ir.VectorType(t).shape) % 16 == 0
 
     def lookup(self, table: list[str], index: ir.Value) -> ir.Value:
-        """The entries (hex bit patterns) of `table` (16, f64 for i64 indices, f32 for i32)
-        at `index`; the permutes read the index's low 4 bits."""
-        width = ir.IntegerType(_element(index.type)).width
-        element = ir.F64Type.get() if width == 64 else ir.F32Type.get()
-        lanes, name = self._LOOKUPS[str(element)]
-        register = ir.VectorType.get([lanes], element)
-
-        def constant(entries: list[str]) -> ir.Value:
-            return arith.ConstantOp(
-                register, ir.Attribute.parse(f"dense<[{', '.join(entries)}]> : {register}")
-            ).result
-
-        if lanes == 16:  # one register holds the table: vpermps
-            table_register = constant(table)
-            return self._by_chunks(
-                element,
-                lanes,
-                [index],
-                lambda piece: llvm.call_intrinsic(register, name, [table_register, piece], [], []),
-            )
-        low, high = constant(table[:lanes]), constant(table[lanes:])
-        return self._by_chunks(
-            element,
-            lanes,
+        """The entries (f32 bit patterns in hex) of a 16-entry `table` at the i32 `index`:
+        vpermps reads the index's low 4 bits."""
+        register = ir.VectorType.get([16], ir.F32Type.get())
+        entries = arith.ConstantOp(
+            register, ir.Attribute.parse(f"dense<[{', '.join(table)}]> : {register}")
+        ).result
+        return self._by_registers(
             [index],
-            lambda piece: llvm.call_intrinsic(register, name, [low, piece, high], [], []),
+            lambda i: llvm.call_intrinsic(
+                register, "llvm.x86.avx512.permvar.sf.512", [entries, i], [], []
+            ),
+        )
+
+    def round_to_fraction(self, x: ir.Value, fraction_bits: int) -> ir.Value:
+        """x rounded to the nearest multiple of 2^-fraction_bits (ties to even), any x
+        (vrndscaleps)."""
+        register = ir.VectorType.get([16], ir.F32Type.get())
+        immediate = _const(ir.IntegerType.get_signless(32), fraction_bits << 4 | 0x8)
+        every_lane = _const(ir.IntegerType.get_signless(16), -1)
+        current_rounding = _const(ir.IntegerType.get_signless(32), 4)
+        return self._by_registers(
+            [x],
+            lambda v: llvm.call_intrinsic(
+                register,
+                "llvm.x86.avx512.mask.rndscale.ps.512",
+                [v, immediate, v, every_lane, current_rounding],
+                [],
+                [],
+            ),
         )
 
     def scale(self, x: ir.Value, exponent: ir.Value) -> ir.Value:
-        """x * 2^floor(exponent) (f64 lanes), overflowing to inf and underflowing to 0."""
-        f64 = ir.F64Type.get()
-        register = ir.VectorType.get([8], f64)
-        every_lane = _const(ir.IntegerType.get_signless(8), -1)
+        """x * 2^floor(exponent), overflowing to inf and underflowing to 0 (vscalefps)."""
+        register = ir.VectorType.get([16], ir.F32Type.get())
+        every_lane = _const(ir.IntegerType.get_signless(16), -1)
         current_rounding = _const(ir.IntegerType.get_signless(32), 4)
-        return self._by_chunks(
-            f64,
-            8,
+        return self._by_registers(
             [x, exponent],
             lambda a, b: llvm.call_intrinsic(
                 register,
-                "llvm.x86.avx512.mask.scalef.pd.512",
+                "llvm.x86.avx512.mask.scalef.ps.512",
                 [a, b, a, every_lane, current_rounding],
                 [],
                 [],
@@ -868,97 +866,153 @@ class Avx512:
         )
 
     @staticmethod
-    def _by_chunks(element: ir.Type, lanes: int, operands: list[ir.Value], build) -> ir.Value:
-        """`build` on each `lanes` lanes of the (same-shaped) operands, joined into one vector
-        of `element`."""
+    def _by_registers(operands: list[ir.Value], build) -> ir.Value:
+        """`build` on each 16 lanes of the (same-shaped) operands, joined into one f32 vector
+        of their shape."""
         t = operands[0].type
         flat = math.prod(ir.VectorType(t).shape)
         flattened = [
             vector.shape_cast(ir.VectorType.get([flat], _element(v.type)), v) for v in operands
         ]
-        result = _const(ir.VectorType.get([flat], element), 0)
-        for start in range(0, flat, lanes):
+        f32 = ir.F32Type.get()
+        result = _const(ir.VectorType.get([flat], f32), 0.0)
+        for start in range(0, flat, 16):
             pieces = [
                 vector.extract_strided_slice(
-                    ir.VectorType.get([lanes], _element(v.type)), v, [start], [lanes], [1]
+                    ir.VectorType.get([16], _element(v.type)), v, [start], [16], [1]
                 )
                 for v in flattened
             ]
             result = vector.insert_strided_slice(build(*pieces), result, [start], [1])
-        return vector.shape_cast(_like(t, element), result)
+        return vector.shape_cast(_like(t, f32), result)
 
 
-def _hex64(value: float) -> str:
-    return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
+def _f32_bits(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
-# log2(x) = k + log2(c) + log2(z / c), x = 2^k z with z in [0.6992, 1.3984) (x's bits less
-# the offset's split k from z), c the centre of the 16th of z's range that holds z (the top 4
-# mantissa bits of that difference): |z / c - 1| < 0.0297. The 16th that holds 1 has c = 1
-# exactly, so log2 of z near 1 keeps its relative accuracy.
-_LOG_TABLE_OFFSET = 0x3F330000
+# log2 x = k + log2 c + log2(1 + R), x = 2^k z with z in [0.7031, 1.4063) (x's bits less the
+# offset's split k from z), c the centre of the 16th of z's range that holds z (its top 4
+# mantissa bits), R = z / c - 1, |R| <= 2^-5. The 16th that holds 1 ([0.9844, 1.0313)) has
+# c = 1: log2 of z near 1 keeps its relative accuracy; elsewhere |log2 z| > 0.022 exceeds
+# |log2(1 + R)|. log2 c is split at 2^-16 so that k + its high part is exact.
+_POW_LOG_OFFSET = 0x3F340000
 
 
-def _log_table() -> tuple[list[str], list[str]]:
-    def f32(bits: int) -> float:
-        return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-    reciprocals, logs = [], []
+def _pow_log_tables() -> tuple[list[str], list[str], list[str]]:
+    reciprocals, high, low = [], [], []
     for i in range(16):
-        low = f32(_LOG_TABLE_OFFSET + i * 2**19)
-        high = f32(_LOG_TABLE_OFFSET + (i + 1) * 2**19)
-        reciprocal = 1.0 if low <= 1.0 < high else 2.0 / (low + high)
-        reciprocals.append(_hex64(reciprocal))
-        logs.append(_hex64(-math.log2(reciprocal) + 0.0))
-    return reciprocals, logs
+        start = _f32_bits(_POW_LOG_OFFSET + i * 2**19)
+        end = _f32_bits(_POW_LOG_OFFSET + (i + 1) * 2**19)
+        reciprocal = 1.0 if start <= 1.0 < end else _as_f32(2.0 / (start + end))
+        log_c = -math.log2(reciprocal) + 0.0
+        log_c_high = round(log_c * 2**16) / 2**16
+        reciprocals.append(_hex32(reciprocal))
+        high.append(_hex32(log_c_high))
+        low.append(_hex32(log_c - log_c_high))
+    return reciprocals, high, low
 
 
-_LOG_RECIPROCALS, _LOG_CENTRES = _log_table()
-# log2(1 + r) = r P(r) for |r| < 0.0297: P of degree 5 fitted to equal relative ripple, 2^-38.
-_LOG2_COEFFICIENTS = tuple(
-    float.fromhex(c)
-    for c in (
-        "-0x1.ecffb897ba332p-3",
-        "0x1.27be503f22ce6p-2",
-        "-0x1.71546e7f9b408p-2",
-        "0x1.ec7097b447926p-2",
-        "-0x1.71547652d2d91p-1",
-        "0x1.71547652bd0e1p+0",
-    )
+_POW_RECIPROCALS, _POW_LOG_HIGH, _POW_LOG_LOW = _pow_log_tables()
+# 1/ln2 in two f32 pieces; -1/(2 ln2) is minus half of each.
+_INV_LN2_HIGH = float.fromhex("0x1.715476p+0")
+_INV_LN2_LOW = float.fromhex("0x1.4ae0cp-26")
+# log2(1 + R) = R / ln2 - R^2 / (2 ln2) + R^3 P(R), |R| <= 2^-5: P a cubic fitted to the
+# series, 2^-40.1 absolute.
+_POW_LOG_COEFFICIENTS = tuple(
+    float.fromhex(c) for c in ("-0x1.ece48p-3", "0x1.27abbcp-2", "-0x1.715472p-2", "0x1.ec709cp-2")
 )
-# 2^w = 2^e 2^(j / 16) 2^r with 16 e + j = round(16 w), |r| <= 1/32: 2^(j / 16) from a table,
-# 2^r = 1 + r Q(r) with Q of degree 2 (2^-28.7 relative).
-_EXP2_TABLE = [_hex64(2.0 ** (j / 16)) for j in range(16)]
-_EXP2_COEFFICIENTS = (
-    float.fromhex("0x1.c6b3f730847d4p-5"),
-    float.fromhex("0x1.ebff917ead900p-3"),
-    float.fromhex("0x1.62e42fece8b95p-1"),
-    1.0,
+# 2^w = 2^e 2^(j / 16) 2^f with e + j / 16 = w rounded to 16ths, |f| <= 1/32: 2^(j / 16) an f32
+# and its relative rounding error from tables, 2^f = 1 + f Q(f), Q a cubic (2^-34).
+_POW_EXP2_HIGH = [_hex32(2.0 ** (j / 16)) for j in range(16)]
+_POW_EXP2_ERROR = [
+    _hex32((2.0 ** (j / 16) - _as_f32(2.0 ** (j / 16))) / _as_f32(2.0 ** (j / 16)))
+    for j in range(16)
+]
+_POW_EXP2_COEFFICIENTS = tuple(
+    float.fromhex(c) for c in ("0x1.3b2c4ap-7", "0x1.c6b348p-5", "0x1.ebfbe0p-3", "0x1.62e430p-1")
 )
-_EXP2_ROUNDING = 1.5 * 2.0**48  # w plus this holds round(16 w) in its low bits, |w| < 2^47
-# Beyond this |y|, pow takes the special-case form: below it |y log2 x| < 2^32.
-_LARGEST_ORDINARY_EXPONENT = 2.0**24
+# 2^19 + 2^18 plus a multiple of 1/16 below 2^18 in magnitude holds 16 times it in its low
+# mantissa bits (beyond, 2^n overflows or underflows whatever the entry).
+_SIXTEENTHS_ROUNDING = 1.5 * 2.0**19
+# Below this n (the exponent rounded to 16ths), 2^n 2^f may be under 2^-126.
+_POW_SUBNORMAL_BELOW = -125.5
+# Beyond |y| = 2^24, pow takes the special-case form. In f32 bits: 2^-126, 2^24, and the span
+# of the normal finite bit patterns (2^-126 up to inf).
+_F32_SMALLEST_NORMAL_BITS = 0x00800000
+_LARGEST_ORDINARY_EXPONENT_BITS = 0x4B800000
+_F32_ORDINARY_LIMIT = 0x7F800000 - 0x00800000
+
+
+def _two_product(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """a * b as an f32 and its exact rounding error: math.fma, which no rewrite may split
+    (an FMA instruction on the targets that take this form)."""
+    product = arith.mulf(a, b)
+    return product, mmath.fma(a, b, arith.negf(product))
+
+
+def _fast_two_sum(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """a + b as an f32 and its exact rounding error, for |a| >= |b| (or a = 0)."""
+    total = arith.addf(a, b)
+    return total, arith.subf(b, arith.subf(total, a))
 
 
 def _pow_by_tables(x: ir.Value, y: ir.Value, avx512: Avx512) -> ir.Value:
-    """|x|^y for normal positive finite x and |y| < 2^24, as 2^(y log2 x) in f64 by tables."""
+    """|x|^y for normal positive finite x and |y| < 2^24, as 2^(y log2 x) by tables in f32:
+    log2 x as hi + lo with a relative error under 2^-35 (so that y times it errs by under
+    2^-27 wherever the result is finite and nonzero), then exp2 of y hi + y lo."""
     t = x.type
-    i32, i64, f64 = _i32(t), _i64(t), _f64(t)
+    i32 = _i32(t)
+    one = _const(t, 1.0)
     bits = arith.bitcast(i32, x)
-    offset = arith.subi(bits, _const(i32, _LOG_TABLE_OFFSET))
-    k = arith.sitofp(f64, arith.shrsi(offset, _const(i32, 23)))
+    offset = arith.subi(bits, _const(i32, _POW_LOG_OFFSET))
+    k = arith.sitofp(t, arith.shrsi(offset, _const(i32, 23)))
     z = arith.bitcast(t, arith.subi(bits, arith.andi(offset, _const(i32, -0x800000))))
-    index = arith.extsi(i64, arith.shrsi(offset, _const(i32, 19)))
-    reciprocal = avx512.lookup(_LOG_RECIPROCALS, index)
-    centre = avx512.lookup(_LOG_CENTRES, index)
-    r = _fma(arith.extf(f64, z), reciprocal, _const(f64, -1.0))
-    log2_x = _fma(r, _horner(r, _LOG2_COEFFICIENTS), arith.addf(k, centre))
-    w = arith.mulf(arith.extf(f64, y), log2_x)
-    shifted = arith.addf(w, _const(f64, _EXP2_ROUNDING))
-    sixteenths = arith.subf(shifted, _const(f64, _EXP2_ROUNDING))  # (16 e + j) / 16
-    entry = avx512.lookup(_EXP2_TABLE, arith.bitcast(i64, shifted))
-    power = arith.mulf(_horner(arith.subf(w, sixteenths), _EXP2_COEFFICIENTS), entry)
-    return arith.truncf(t, avx512.scale(power, sixteenths))
+    index = arith.shrsi(offset, _const(i32, 19))
+    reciprocal = avx512.lookup(_POW_RECIPROCALS, index)
+    # R = z / c - 1 = r + r_low exactly: z / c rounds to within 2^-5 of 1, minus 1 exactly.
+    quotient, r_low = _two_product(z, reciprocal)
+    r = arith.subf(quotient, one)
+    # log2(1 + R) = R / ln2 - R^2 / (2 ln2) + R^3 P(R): the first two terms as f32 sums with
+    # their exact rounding errors, which go into the sum of corrections (smallest first,
+    # each product an FMA on the sum so far) with the cubic and log2 c's low part.
+    linear, linear_error = _two_product(r, _const(t, _INV_LN2_HIGH))
+    square, square_error = _two_product(r, r)
+    quadratic, quadratic_error = _two_product(square, _const(t, -_INV_LN2_HIGH / 2))
+    low = arith.addf(quadratic_error, linear_error)
+    low = _fma(square_error, _const(t, -_INV_LN2_HIGH / 2), low)
+    low = _fma(square, _const(t, -_INV_LN2_LOW / 2), low)
+    low = _fma(r, _const(t, _INV_LN2_LOW), low)
+    # r_low's share of both terms: r_low (1 - r) / ln2.
+    inv_ln2 = _const(t, _INV_LN2_HIGH)
+    low = _fma(r_low, _fma(r, arith.negf(inv_ln2), inv_ln2), low)
+    head = arith.addf(k, avx512.lookup(_POW_LOG_HIGH, index))  # exact
+    tail, tail_error = _fast_two_sum(linear, quadratic)
+    high, high_error = _fast_two_sum(head, tail)
+    low = arith.addf(arith.addf(low, tail_error), high_error)
+    rounded = arith.addf(r, r_low)
+    cube = arith.mulf(arith.mulf(rounded, rounded), rounded)
+    low = _fma(cube, _horner(rounded, _POW_LOG_COEFFICIENTS), low)
+    low = arith.addf(low, avx512.lookup(_POW_LOG_LOW, index))
+    # y log2 x = w + w_low (w_low is not small: low holds the cubic and log2 c below 2^-16);
+    # 2^(w + w_low) = 2^floor(n) 2^(n - floor(n)) 2^f, n = w + w_low in 16ths, |f| <= 1/32.
+    w, w_error = _two_product(y, high)
+    w_low = _fma(y, low, w_error)
+    n = avx512.round_to_fraction(arith.addf(w, w_low), 4)
+    f = arith.addf(arith.subf(w, n), w_low)
+    entry_index = arith.bitcast(i32, arith.addf(n, _const(t, _SIXTEENTHS_ROUNDING)))
+    entry = avx512.lookup(_POW_EXP2_HIGH, entry_index)
+    entry_error = avx512.lookup(_POW_EXP2_ERROR, entry_index)
+    fraction = _fma(f, _horner(f, _POW_EXP2_COEFFICIENTS), entry_error)
+    power = avx512.scale(_fma(entry, fraction, entry), n)
+    # A subnormal result would round twice (the FMA, then the scaling): a vector with one
+    # takes the f64 form, which rounds once.
+    return _branch_on_any_lane(
+        arith.cmpf(Cmp.OLT, n, _const(t, _POW_SUBNORMAL_BELOW)),
+        [t],
+        lambda: [_pow_magnitude(x, y, subnormal_x=False)],
+        lambda: [power],
+    )[0]
 
 
 def pow_f32(x: ir.Value, y: ir.Value, avx512: Avx512 | None = None) -> ir.Value:
@@ -966,21 +1020,27 @@ def pow_f32(x: ir.Value, y: ir.Value, avx512: Avx512 | None = None) -> ir.Value:
     takes the arithmetic alone (by tables where `avx512` is given and fits the vector); one
     with any other lane also selects the special cases."""
     t = x.type
-    ordinary = arith.andi(
-        arith.andi(
-            arith.cmpf(Cmp.OGE, x, _const(t, _SMALLEST_NORMAL)),
-            arith.cmpf(Cmp.OLT, x, _const(t, math.inf)),
-        ),
-        arith.cmpf(Cmp.OLT, mmath.absf(y), _const(t, _LARGEST_ORDINARY_EXPONENT)),
+    i32 = _i32(t)
+    # In the bits, as unsigned integers: x is normal, positive and finite where x - 2^-126
+    # is below 0x7F000000, and |y| < 2^24 where |y| + (0x7F000000 - 2^24) is; one
+    # comparison of their maximum tests both.
+    x_from_normal = arith.subi(arith.bitcast(i32, x), _const(i32, _F32_SMALLEST_NORMAL_BITS))
+    y_magnitude = arith.andi(arith.bitcast(i32, y), _const(i32, 0x7FFFFFFF))
+    y_shifted = arith.addi(
+        y_magnitude, _const(i32, _F32_ORDINARY_LIMIT - _LARGEST_ORDINARY_EXPONENT_BITS)
     )
-    special = arith.xori(ordinary, _true(t))
+    special = arith.cmpi(
+        arith.CmpIPredicate.uge,
+        arith.maxui(x_from_normal, y_shifted),
+        _const(i32, _F32_ORDINARY_LIMIT),
+    )
     return _branch_on_any_lane(
         special,
         [t],
         lambda: [_pow_special(x, y)],
         lambda: [
             _pow_by_tables(x, y, avx512)
-            if avx512 is not None and avx512.fits(t, ir.F64Type.get())
+            if avx512 is not None and avx512.fits(t)
             else _pow_magnitude(x, y, subnormal_x=False)
         ],
     )[0]

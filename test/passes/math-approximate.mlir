@@ -189,9 +189,7 @@ func.func @sin_cos(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
 
 // pow with a constant exponent of 2 is a product; otherwise exp(y log|x|) in f64. A vector
 // with any lane outside normal positive x and |y| < 2^24 also selects the special cases; the
-// others take the arithmetic alone: on AVX-512, log2 and exp2 by 16-entry tables (looked up
-// by vpermi2pd, for the reciprocal and the log of the centre, then for 2^(j/16)) and the
-// power of two by vscalefpd.
+// others take the arithmetic alone. On AVX-512 too: 8 lanes are no whole 512-bit register.
 // CHECK-LABEL: func.func @pow_f32
 // CHECK: %[[SQUARE:.*]] = arith.mulf %[[X:.*]], %[[X]] : vector<8xf32>
 // CHECK-NOT: math.powf
@@ -207,16 +205,39 @@ func.func @sin_cos(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
 // CHECK-NOT: llvm.call_intrinsic
 // AVX512-LABEL: func.func @pow_f32
 // AVX512: } else {
-// AVX512-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.vpermi2var.pd.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf64>, vector<8xi64>, vector<8xf64>) -> vector<8xf64>
-// AVX512: llvm.call_intrinsic "llvm.x86.avx512.vpermi2var.pd.512"
-// AVX512: %[[SCALED:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.pd.512"
-// AVX512-NEXT: arith.truncf %[[SCALED]] : vector<8xf64> to vector<8xf32>
+// AVX512-NOT: llvm.call_intrinsic
+// AVX512: arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
 // AVX512-NEXT: scf.yield
 func.func @pow_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
   %two = arith.constant dense<2.0> : vector<8xf32>
   %0 = math.powf %x, %two : vector<8xf32>
   %1 = math.powf %x, %y : vector<8xf32>
   return %0, %1 : vector<8xf32>, vector<8xf32>
+}
+
+// -----
+
+// On AVX-512, whole 512-bit registers take pow's tables in f32: 1/c and log2 c (in two
+// parts) by vpermps, each product's rounding error by an FMA, y log2 x rounded to sixteenths
+// by vrndscaleps, 2^(j/16) and its rounding error by vpermps, 2^floor by vscalefps; a vector
+// with a result that may be subnormal takes the f64 form, which rounds once.
+// AVX512-LABEL: func.func @pow_by_tables
+// AVX512: } else {
+// AVX512: %[[RECIPROCAL:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// AVX512: %[[QUOTIENT:.*]] = arith.mulf %[[Z:.*]], %[[RECIPROCAL]] : vector<16xf32>
+// AVX512: math.fma %[[Z]], %[[RECIPROCAL]], %{{.*}} : vector<16xf32>
+// AVX512-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// AVX512: %[[N:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.rndscale.ps.512"(%{{.*}}, %c72_i32,
+// AVX512-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// AVX512: %[[POWER:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%{{.*}}, %[[N]],
+// AVX512: %[[TINY:.*]] = arith.cmpf olt, %[[N]], %{{.*}} : vector<16xf32>
+// AVX512: scf.if %{{.*}} -> (vector<16xf32>) {
+// AVX512: arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
+// AVX512: } else {
+// AVX512-NEXT: scf.yield %[[POWER]] : vector<16xf32>
+func.func @pow_by_tables(%x: vector<16xf32>, %y: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.powf %x, %y : vector<16xf32>
+  return %0 : vector<16xf32>
 }
 
 // -----
