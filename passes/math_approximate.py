@@ -976,18 +976,18 @@ def _pow_by_tables(x: ir.Value, y: ir.Value, avx512: Avx512) -> ir.Value:
     # log2(1 + R) = R / ln2 - R^2 / (2 ln2) + R^3 P(R): the first two terms as f32 sums with
     # their exact rounding errors, which go into the sum of corrections (smallest first,
     # each product an FMA on the sum so far) with the cubic and log2 c's low part.
-    linear, linear_error = _two_product(r, _const(t, _INV_LN2_HIGH))
+    inv_ln2 = _const(t, _INV_LN2_HIGH)
+    linear, linear_error = _two_product(r, inv_ln2)
     square, square_error = _two_product(r, r)
     quadratic, quadratic_error = _two_product(square, _const(t, -_INV_LN2_HIGH / 2))
+    tail, tail_error = _fast_two_sum(linear, quadratic)
     low = arith.addf(quadratic_error, linear_error)
     low = _fma(square_error, _const(t, -_INV_LN2_HIGH / 2), low)
-    low = _fma(square, _const(t, -_INV_LN2_LOW / 2), low)
-    low = _fma(r, _const(t, _INV_LN2_LOW), low)
-    # r_low's share of both terms: r_low (1 - r) / ln2.
-    inv_ln2 = _const(t, _INV_LN2_HIGH)
-    low = _fma(r_low, _fma(r, arith.negf(inv_ln2), inv_ln2), low)
+    # 1/ln2's low part times R - R^2/2 (= tail / ln2's high part, to 2^-24).
+    low = _fma(tail, _const(t, _INV_LN2_LOW / _INV_LN2_HIGH), low)
+    # r_low's share of both terms: r_low (1 - r) / ln2 (1/ln2 - linear, to 2^-24).
+    low = _fma(r_low, arith.subf(inv_ln2, linear), low)
     head = arith.addf(k, avx512.lookup(_POW_LOG_HIGH, index))  # exact
-    tail, tail_error = _fast_two_sum(linear, quadratic)
     high, high_error = _fast_two_sum(head, tail)
     low = arith.addf(arith.addf(low, tail_error), high_error)
     rounded = arith.addf(r, r_low)
