@@ -11,7 +11,11 @@ computed in place. A buffer copied in through an expand_shape (a conv's product,
 is the out-parameter collapsed back. Copies of a buffer onto itself (left by tiling) are
 dropped. A buffer copied whole into a contiguous slice of a larger one (each operand of a
 concat along channels, one image) is that slice: both become views of one allocation of
-bytes, so the kernels write their results where the concat wants them.
+bytes, so the kernels write their results where the concat wants them. The other way
+round, a contiguous slice copied whole into a buffer that is only read after (each group of
+a grouped conv's channels, handed to its kernel) is the slice: ShuffleNet's 128 such copies
+go, 4.50 -> 4.41 ms on 1 thread of a znver4, 4.67 -> 4.50 on 2. A call only reads an
+argument whose uses in the callee are all reads.
 Run it before deallocation is inserted.
 """
 
@@ -241,6 +245,100 @@ def _elide_into_slice(copy: ir.Operation) -> bool:
     return True
 
 
+def _elide_from_slice(copy: ir.Operation) -> bool:
+    """A contiguous slice of a buffer copied whole into a buffer that is only read after the
+    copy (one group of a grouped conv's channels, handed to the group's kernel) is that
+    slice: the buffer becomes a view of the larger buffer's bytes at the slice's offset.
+    Nothing may touch the slice from the copy to the buffer's last use."""
+    source, target = copy.operands
+    block = copy.block
+    alloc, slice_range = defining_op(target), _contiguous_range(source)
+    if alloc is None or alloc.name != "memref.alloc" or alloc.block != block or not slice_range:
+        return False
+    whole = defining_op(source).operands[0]
+    whole_op, bytes_of = defining_op(whole), _bytes_of(whole, block)
+    if bytes_of is None and (
+        whole_op is None or whole_op.name != "memref.alloc" or whole_op.block != block
+    ):
+        return False
+    found = users_through_views(target)
+    if found is None:
+        return False
+    readers = [user for user in found if user != copy and user.name not in VIEW_OPS]
+    tops = [top_level(user, block) for user in readers]
+    if any(top is None or not copy.is_before_in_block(top) for top in tops):
+        return False
+    if not all(_reads_only(user, target) for user in readers):
+        return False
+    ops = [op.operation for op in block.operations]
+    start, end = ops.index(copy), max((ops.index(top) for top in tops), default=ops.index(copy))
+    root, slice_bytes = buffer_root(whole), _byte_range(source)
+    if slice_bytes is None or any(_touches(op, root, slice_bytes) for op in ops[start + 1 : end]):
+        return False
+    if bytes_of is None:
+        earliest = alloc if alloc.is_before_in_block(whole_op) else whole_op
+        raw, base = _byte_allocation(whole_op, earliest), 0
+    else:
+        raw, base = bytes_of
+        if alloc.is_before_in_block(raw):
+            raw.move_before(alloc)
+    offset = base + slice_range[0] * ir.MemRefType(target.type).element_type.width // 8
+    with alloc.location, ir.InsertionPoint(alloc):
+        view = _byte_view(raw.results[0], offset, ir.MemRefType(target.type))
+    subview = defining_op(source)
+    copy.erase()
+    alloc.results[0].replace_all_uses_with(view)
+    alloc.erase()
+    if not list(subview.results[0].uses):
+        subview.erase()
+    return True
+
+
+# Reads of a buffer operand: the operand positions each op only reads.
+_READ_OPERANDS = {
+    "memref.copy": (0,),
+    "memref.load": (0,),
+    "vector.load": (0,),
+    "vector.transfer_read": (0,),
+}
+
+
+def _reads_only(user: ir.Operation, buffer: ir.Value) -> bool:
+    """Whether `user` only reads the operands that are `buffer` or views of it (a call: its
+    callee only reads those arguments)."""
+    positions = [i for i, value in enumerate(user.operands) if buffer_root(value) == buffer]
+    if user.name in _READ_OPERANDS:
+        return all(i in _READ_OPERANDS[user.name] for i in positions)
+    if user.name.startswith("linalg.") and "operandSegmentSizes" in user.attributes:
+        inputs = ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0]
+        return all(i < inputs for i in positions)
+    if user.name == "func.call":
+        callee = _callee(user)
+        return callee is not None and all(
+            _argument_read_only(callee, callee.regions[0].blocks[0].arguments[i]) for i in positions
+        )
+    return False
+
+
+def _callee(call: ir.Operation) -> ir.Operation | None:
+    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    module = call
+    while module.name != "builtin.module":
+        module = module.parent
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op if op.regions[0].blocks else None
+    return None
+
+
+def _argument_read_only(function: ir.Operation, argument: ir.Value) -> bool:
+    found = users_through_views(argument)
+    return found is not None and all(
+        _reads_only(user, argument) for user in found if user.name not in VIEW_OPS
+    )
+
+
 def _byte_size(memref_type: ir.MemRefType) -> int:
     return math.prod(memref_type.shape) * memref_type.element_type.width // 8
 
@@ -362,6 +460,8 @@ def _elide(copy: ir.Operation, slices: bool) -> bool:
     alloc = defining_op(source)
     if alloc is not None and alloc.name == "memref.view":
         return slices and _elide_into_slice(copy)
+    if alloc is not None and alloc.name == "memref.subview":
+        return slices and _elide_from_slice(copy)
     if alloc is None or alloc.name != "memref.alloc":
         return False
     if alloc.block == copy.block and not isinstance(target.owner, ir.Block):
@@ -389,8 +489,8 @@ def _elide(copy: ir.Operation, slices: bool) -> bool:
     "elide-result-copies", "Write results into out-parameters instead of copying", slices=bool
 )
 def elide_result_copies(module: ir.Operation, slices: bool = True) -> None:
-    """`slices`: buffers copied into contiguous slices of others become views of their
-    bytes (see `_elide_into_slice`)."""
+    """`slices`: buffers copied into or out of contiguous slices of others become views of
+    their bytes (see `_elide_into_slice`, `_elide_from_slice`)."""
     with module.location:  # types are built with a location to report errors at
         for copy in find_ops(module, lambda op: op.name == "memref.copy"):
             _elide(copy, slices)

@@ -236,3 +236,82 @@ func.func @read_after_copy(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
   call @kernel(%a, %out) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
   return
 }
+
+// -----
+
+// A contiguous slice of a buffer (one group of a grouped conv's channels) copied whole into a
+// buffer that the next kernel only reads is that slice: the buffer becomes a view of the
+// larger buffer's bytes at the slice's offset, and the copy goes.
+// CHECK-LABEL: func.func @group_slices
+// CHECK: %[[BYTES:.*]] = memref.alloc() : memref<256xi8>
+// CHECK: %[[WHOLE:.*]] = memref.view %[[BYTES]][%c0{{.*}}][] : memref<256xi8> to memref<1x4x4x4xf32>
+// CHECK: call @produce(%arg0, %[[WHOLE]])
+// CHECK: %[[FIRST:.*]] = memref.view %[[BYTES]][%c0{{.*}}][] : memref<256xi8> to memref<1x2x4x4xf32>
+// CHECK: call @consume(%[[FIRST]], %arg1)
+// CHECK: %[[SECOND:.*]] = memref.view %[[BYTES]][%c128{{.*}}][] : memref<256xi8> to memref<1x2x4x4xf32>
+// CHECK: call @consume(%[[SECOND]], %arg2)
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func private @produce(%x: memref<1x4x4x4xf32>, %out: memref<1x4x4x4xf32>) {
+  memref.copy %x, %out : memref<1x4x4x4xf32> to memref<1x4x4x4xf32>
+  return
+}
+func.func private @consume(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %v = vector.transfer_read %x[%c0, %c0, %c0, %c0], %pad : memref<1x2x4x4xf32>, vector<4xf32>
+  vector.transfer_write %v, %out[%c0, %c0, %c0, %c0] : vector<4xf32>, memref<1x2x4x4xf32>
+  return
+}
+func.func @group_slices(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>, %out2: memref<1x2x4x4xf32>) {
+  %whole = memref.alloc() : memref<1x4x4x4xf32>
+  call @produce(%x, %whole) : (memref<1x4x4x4xf32>, memref<1x4x4x4xf32>) -> ()
+  %s0 = memref.subview %whole[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  %a = memref.alloc() : memref<1x2x4x4xf32>
+  memref.copy %s0, %a : memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>> to memref<1x2x4x4xf32>
+  call @consume(%a, %out) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %s1 = memref.subview %whole[0, 2, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1], offset: 32>>
+  %b = memref.alloc() : memref<1x2x4x4xf32>
+  memref.copy %s1, %b : memref<1x2x4x4xf32, strided<[64, 16, 4, 1], offset: 32>> to memref<1x2x4x4xf32>
+  call @consume(%b, %out2) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Kept: a kernel that writes the copied buffer (its input) would write the slice, and the
+// slice is written again (by @produce) before the copy's last reader.
+// CHECK-LABEL: func.func @slices_written
+// CHECK: %[[A:.*]] = memref.alloc() : memref<1x2x4x4xf32>
+// CHECK: memref.copy %{{.*}}, %[[A]]
+// CHECK: call @scribble(%[[A]], %arg1)
+// CHECK: %[[B:.*]] = memref.alloc() : memref<1x2x4x4xf32>
+// CHECK: memref.copy %{{.*}}, %[[B]]
+// CHECK: call @produce
+// CHECK: call @consume(%[[B]], %arg2)
+func.func private @produce(%x: memref<1x4x4x4xf32>, %out: memref<1x4x4x4xf32>) {
+  memref.copy %x, %out : memref<1x4x4x4xf32> to memref<1x4x4x4xf32>
+  return
+}
+func.func private @consume(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
+  memref.copy %x, %out : memref<1x2x4x4xf32> to memref<1x2x4x4xf32>
+  return
+}
+func.func private @scribble(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
+  memref.copy %out, %x : memref<1x2x4x4xf32> to memref<1x2x4x4xf32>
+  return
+}
+func.func @slices_written(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>, %out2: memref<1x2x4x4xf32>) {
+  %whole = memref.alloc() : memref<1x4x4x4xf32>
+  call @produce(%x, %whole) : (memref<1x4x4x4xf32>, memref<1x4x4x4xf32>) -> ()
+  %s0 = memref.subview %whole[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  %a = memref.alloc() : memref<1x2x4x4xf32>
+  memref.copy %s0, %a : memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>> to memref<1x2x4x4xf32>
+  call @scribble(%a, %out) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %s1 = memref.subview %whole[0, 2, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1], offset: 32>>
+  %b = memref.alloc() : memref<1x2x4x4xf32>
+  memref.copy %s1, %b : memref<1x2x4x4xf32, strided<[64, 16, 4, 1], offset: 32>> to memref<1x2x4x4xf32>
+  call @produce(%x, %whole) : (memref<1x4x4x4xf32>, memref<1x4x4x4xf32>) -> ()
+  call @consume(%b, %out2) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  return
+}
