@@ -200,10 +200,11 @@ def test_pow_accuracy(rng):
 
 @pytest.mark.parametrize("form", ["tables", "polynomials"])
 def test_pow_accuracy_on_random_pairs(form, rng, monkeypatch):
-    """The arithmetic that vectors of ordinary lanes take, both forms (AVX-512's tables, the
-    polynomials of other targets) on 2^18 pairs of each of four ranges: bases near 1 to large
-    powers, bases over the whole range, huge exponents of bases within 0.1% of 1, results
-    that overflow and underflow."""
+    """The arithmetic that vectors of ordinary lanes take, both forms (AVX-512's f32 tables,
+    the f64 polynomials of other targets) on 2^18 pairs of each of six ranges: bases near 1
+    to large powers, bases over the whole range, huge exponents of bases within 0.1% and
+    within 1e-6 of 1, bases in the tables' 16ths beside the one that holds 1 to the powers
+    that still give a finite result, results that overflow and underflow."""
     from strata.passes import math_approximate
 
     if form == "polynomials":
@@ -216,6 +217,8 @@ def test_pow_accuracy_on_random_pairs(form, rng, monkeypatch):
         (np.exp(rng.uniform(-87, 88, n)), rng.uniform(-1.5, 1.5, n)),
         (1 + rng.uniform(-1e-3, 1e-3, n), rng.uniform(-1e5, 1e5, n)),
         (np.exp(rng.uniform(-87, 88, n)), rng.uniform(-40, 40, n)),
+        (1 + rng.uniform(-1e-6, 1e-6, n), rng.uniform(-1e7, 1e7, n)),
+        (rng.uniform(0.95, 1.1, n), rng.uniform(-5000, 5000, n)),
     ]
     x = np.concatenate([r[0] for r in ranges]).astype(np.float32)
     y = np.concatenate([r[1] for r in ranges]).astype(np.float32)
