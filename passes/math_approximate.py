@@ -957,10 +957,11 @@ def _fast_two_sum(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
     return total, arith.subf(b, arith.subf(total, a))
 
 
-def _pow_by_tables(x: ir.Value, y: ir.Value, avx512: Avx512) -> ir.Value:
+def _pow_by_tables(x: ir.Value, y: ir.Value, avx512: Avx512) -> tuple[ir.Value, ir.Value]:
     """|x|^y for normal positive finite x and |y| < 2^24, as 2^(y log2 x) by tables in f32:
     log2 x as hi + lo with a relative error under 2^-35 (so that y times it errs by under
-    2^-27 wherever the result is finite and nonzero), then exp2 of y hi + y lo."""
+    2^-27 wherever the result is finite and nonzero), then exp2 of y hi + y lo. Returns the
+    power and y log2 x rounded to 16ths."""
     t = x.type
     i32 = _i32(t)
     one = _const(t, 1.0)
@@ -1004,21 +1005,14 @@ def _pow_by_tables(x: ir.Value, y: ir.Value, avx512: Avx512) -> ir.Value:
     entry = avx512.lookup(_POW_EXP2_HIGH, entry_index)
     entry_error = avx512.lookup(_POW_EXP2_ERROR, entry_index)
     fraction = _fma(f, _horner(f, _POW_EXP2_COEFFICIENTS), entry_error)
-    power = avx512.scale(_fma(entry, fraction, entry), n)
-    # A subnormal result would round twice (the FMA, then the scaling): a vector with one
-    # takes the f64 form, which rounds once.
-    return _branch_on_any_lane(
-        arith.cmpf(Cmp.OLT, n, _const(t, _POW_SUBNORMAL_BELOW)),
-        [t],
-        lambda: [_pow_magnitude(x, y, subnormal_x=False)],
-        lambda: [power],
-    )[0]
+    return avx512.scale(_fma(entry, fraction, entry), n), n
 
 
 def pow_f32(x: ir.Value, y: ir.Value, avx512: Avx512 | None = None) -> ir.Value:
     """A vector whose lanes all have a normal positive x and |y| < 2^24 (the common case)
-    takes the arithmetic alone (by tables where `avx512` is given and fits the vector); one
-    with any other lane also selects the special cases."""
+    takes the arithmetic alone (by tables where `avx512` is given and fits the vector, then
+    only where no result may be subnormal); one with any other lane also selects the
+    special cases."""
     t = x.type
     i32 = _i32(t)
     # In the bits, as unsigned integers: x is normal, positive and finite where x - 2^-126
@@ -1034,15 +1028,20 @@ def pow_f32(x: ir.Value, y: ir.Value, avx512: Avx512 | None = None) -> ir.Value:
         arith.maxui(x_from_normal, y_shifted),
         _const(i32, _F32_ORDINARY_LIMIT),
     )
+    if avx512 is None or not avx512.fits(t):
+        return _branch_on_any_lane(
+            special,
+            [t],
+            lambda: [_pow_special(x, y)],
+            lambda: [_pow_magnitude(x, y, subnormal_x=False)],
+        )[0]
+    # The tables' arithmetic is harmless on special lanes (no traps): a vector with one, or
+    # with a result that may be subnormal (which the f32 form would round twice: the FMA,
+    # then the scaling), takes the special cases' f64 form instead, in one branch.
+    power, n = _pow_by_tables(x, y, avx512)
+    tiny = arith.cmpf(Cmp.OLT, n, _const(t, _POW_SUBNORMAL_BELOW))
     return _branch_on_any_lane(
-        special,
-        [t],
-        lambda: [_pow_special(x, y)],
-        lambda: [
-            _pow_by_tables(x, y, avx512)
-            if avx512 is not None and avx512.fits(t)
-            else _pow_magnitude(x, y, subnormal_x=False)
-        ],
+        arith.ori(special, tiny), [t], lambda: [_pow_special(x, y)], lambda: [power]
     )[0]
 
 

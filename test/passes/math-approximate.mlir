@@ -219,10 +219,11 @@ func.func @pow_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vect
 
 // On AVX-512, whole 512-bit registers take pow's tables in f32: 1/c and log2 c (in two
 // parts) by vpermps, each product's rounding error by an FMA, y log2 x rounded to sixteenths
-// by vrndscaleps, 2^(j/16) and its rounding error by vpermps, 2^floor by vscalefps; a vector
-// with a result that may be subnormal takes the f64 form, which rounds once.
+// by vrndscaleps, 2^(j/16) and its rounding error by vpermps, 2^floor by vscalefps. A vector
+// with a special lane or a result that may be subnormal takes the special cases' f64 form
+// instead, in one branch after the tables.
 // AVX512-LABEL: func.func @pow_by_tables
-// AVX512: } else {
+// AVX512-NOT: scf.if
 // AVX512: %[[RECIPROCAL:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
 // AVX512: %[[QUOTIENT:.*]] = arith.mulf %[[Z:.*]], %[[RECIPROCAL]] : vector<16xf32>
 // AVX512: math.fma %[[Z]], %[[RECIPROCAL]], %{{.*}} : vector<16xf32>
@@ -231,6 +232,8 @@ func.func @pow_f32(%x: vector<8xf32>, %y: vector<8xf32>) -> (vector<8xf32>, vect
 // AVX512-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
 // AVX512: %[[POWER:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%{{.*}}, %[[N]],
 // AVX512: %[[TINY:.*]] = arith.cmpf olt, %[[N]], %{{.*}} : vector<16xf32>
+// AVX512: %[[EITHER:.*]] = arith.ori %{{.*}}, %[[TINY]] : vector<16xi1>
+// AVX512: vector.reduction <or>, %[[EITHER]]
 // AVX512: scf.if %{{.*}} -> (vector<16xf32>) {
 // AVX512: arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
 // AVX512: } else {
