@@ -805,8 +805,8 @@ def _pow_magnitude(ax: ir.Value, y: ir.Value, *, subnormal_x: bool = True) -> ir
 # (vpermps looks up 16 lanes at once), so that their polynomials are short; vscalefps scales
 # by 2^e with IEEE overflow and underflow (no clamps). The FMA pipes bound it. On 1 thread of
 # a znver4, 2^22 pairs, alternated calls: 0.93-0.96 ns an element by f64 tables (8-lane
-# halves, conversions and permutes: 46 instructions for 8 lanes), 0.71-0.73 in f32 (about 20
-# for 8 lanes); numpy's SVML 0.68-0.85 between runs.
+# halves, conversions and permutes: 46 instructions for 8 lanes), 0.71-0.73 in f32 (about 80
+# for 16 lanes); numpy's SVML 0.68-0.85 between runs.
 
 
 class Avx512:
