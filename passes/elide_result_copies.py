@@ -227,16 +227,8 @@ def _elide_into_slice(copy: ir.Operation) -> bool:
     root, slice_bytes = buffer_root(whole), _byte_range(target)
     if slice_bytes is None or any(_touches(op, root, slice_bytes) for op in ops[start:end]):
         return False
-    if bytes_of is None:
-        earliest = storage if storage.is_before_in_block(whole_op) else whole_op
-        raw, base = _byte_allocation(whole_op, earliest), 0
-    else:
-        raw, base = bytes_of
-        if storage.is_before_in_block(raw):
-            raw.move_before(storage)
-    offset = base + slice_range[0] * ir.MemRefType(source.type).element_type.width // 8
-    with storage.location, ir.InsertionPoint(storage):
-        view = _byte_view(raw.results[0], offset, ir.MemRefType(storage.results[0].type))
+    width = ir.MemRefType(source.type).element_type.width // 8
+    view = _slice_view(whole, bytes_of, storage, slice_range[0] * width)
     copy.erase()
     storage.results[0].replace_all_uses_with(view)
     storage.erase()
@@ -275,16 +267,8 @@ def _elide_from_slice(copy: ir.Operation) -> bool:
     root, slice_bytes = buffer_root(whole), _byte_range(source)
     if slice_bytes is None or any(_touches(op, root, slice_bytes) for op in ops[start + 1 : end]):
         return False
-    if bytes_of is None:
-        earliest = alloc if alloc.is_before_in_block(whole_op) else whole_op
-        raw, base = _byte_allocation(whole_op, earliest), 0
-    else:
-        raw, base = bytes_of
-        if alloc.is_before_in_block(raw):
-            raw.move_before(alloc)
-    offset = base + slice_range[0] * ir.MemRefType(target.type).element_type.width // 8
-    with alloc.location, ir.InsertionPoint(alloc):
-        view = _byte_view(raw.results[0], offset, ir.MemRefType(target.type))
+    width = ir.MemRefType(target.type).element_type.width // 8
+    view = _slice_view(whole, bytes_of, alloc, slice_range[0] * width)
     subview = defining_op(source)
     copy.erase()
     alloc.results[0].replace_all_uses_with(view)
@@ -337,6 +321,26 @@ def _argument_read_only(function: ir.Operation, argument: ir.Value) -> bool:
     return found is not None and all(
         _reads_only(user, argument) for user in found if user.name not in VIEW_OPS
     )
+
+
+def _slice_view(
+    whole: ir.Value, bytes_of: tuple[ir.Operation, int] | None, buffer: ir.Operation, start: int
+) -> ir.Value:
+    """A view, of the type of the allocation `buffer`, of the bytes of `whole` from byte
+    `start` on, built where `buffer` is: `whole` (an allocation, or the byte view `bytes_of`
+    describes) is made a view of an allocation of bytes first, which moves up to `buffer`
+    where it comes later."""
+    memref_type = ir.MemRefType(buffer.results[0].type)
+    if bytes_of is None:
+        whole_op = defining_op(whole)
+        earliest = buffer if buffer.is_before_in_block(whole_op) else whole_op
+        raw, base = _byte_allocation(whole_op, earliest), 0
+    else:
+        raw, base = bytes_of
+        if buffer.is_before_in_block(raw):
+            raw.move_before(buffer)
+    with buffer.location, ir.InsertionPoint(buffer):
+        return _byte_view(raw.results[0], base + start, memref_type)
 
 
 def _byte_size(memref_type: ir.MemRefType) -> int:
