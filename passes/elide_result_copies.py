@@ -265,7 +265,9 @@ def _elide_from_slice(copy: ir.Operation) -> bool:
     ops = [op.operation for op in block.operations]
     start, end = ops.index(copy), max((ops.index(top) for top in tops), default=ops.index(copy))
     root, slice_bytes = buffer_root(whole), _byte_range(source)
-    if slice_bytes is None or any(_touches(op, root, slice_bytes) for op in ops[start + 1 : end]):
+    if slice_bytes is None or any(
+        _touches(op, root, slice_bytes) for op in ops[start + 1 : end + 1]
+    ):
         return False
     width = ir.MemRefType(target.type).element_type.width // 8
     view = _slice_view(whole, bytes_of, alloc, slice_range[0] * width)

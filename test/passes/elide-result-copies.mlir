@@ -279,8 +279,9 @@ func.func @group_slices(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>, %out
 
 // -----
 
-// Kept: a kernel that writes the copied buffer (its input) would write the slice, and the
-// slice is written again (by @produce) before the copy's last reader.
+// Kept: a kernel that writes the copied buffer (its input) would write the slice; the
+// slice is written again (by @produce) before the copy's last reader; the last reader
+// writes the slice itself (through the larger buffer) while it reads the copy.
 // CHECK-LABEL: func.func @slices_written
 // CHECK: %[[A:.*]] = memref.alloc() : memref<1x2x4x4xf32>
 // CHECK: memref.copy %{{.*}}, %[[A]]
@@ -289,6 +290,9 @@ func.func @group_slices(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>, %out
 // CHECK: memref.copy %{{.*}}, %[[B]]
 // CHECK: call @produce
 // CHECK: call @consume(%[[B]], %arg2)
+// CHECK: %[[C:.*]] = memref.alloc() : memref<1x2x4x4xf32>
+// CHECK: memref.copy %{{.*}}, %[[C]]
+// CHECK: call @consume_into(%[[C]], %{{.*}})
 func.func private @produce(%x: memref<1x4x4x4xf32>, %out: memref<1x4x4x4xf32>) {
   memref.copy %x, %out : memref<1x4x4x4xf32> to memref<1x4x4x4xf32>
   return
@@ -299,6 +303,11 @@ func.func private @consume(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
 }
 func.func private @scribble(%x: memref<1x2x4x4xf32>, %out: memref<1x2x4x4xf32>) {
   memref.copy %out, %x : memref<1x2x4x4xf32> to memref<1x2x4x4xf32>
+  return
+}
+func.func private @consume_into(%x: memref<1x2x4x4xf32>, %out: memref<1x4x4x4xf32>) {
+  %first = memref.subview %out[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  memref.copy %x, %first : memref<1x2x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
   return
 }
 func.func @slices_written(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>, %out2: memref<1x2x4x4xf32>) {
@@ -313,5 +322,9 @@ func.func @slices_written(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>, %o
   memref.copy %s1, %b : memref<1x2x4x4xf32, strided<[64, 16, 4, 1], offset: 32>> to memref<1x2x4x4xf32>
   call @produce(%x, %whole) : (memref<1x4x4x4xf32>, memref<1x4x4x4xf32>) -> ()
   call @consume(%b, %out2) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %s2 = memref.subview %whole[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : memref<1x4x4x4xf32> to memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>>
+  %c = memref.alloc() : memref<1x2x4x4xf32>
+  memref.copy %s2, %c : memref<1x2x4x4xf32, strided<[64, 16, 4, 1]>> to memref<1x2x4x4xf32>
+  call @consume_into(%c, %whole) : (memref<1x2x4x4xf32>, memref<1x4x4x4xf32>) -> ()
   return
 }
