@@ -289,39 +289,46 @@ _READ_OPERANDS = {
 }
 
 
-def _reads_only(user: ir.Operation, buffer: ir.Value) -> bool:
+def _reads_only(user: ir.Operation, buffer: ir.Value, calls: frozenset = frozenset()) -> bool:
     """Whether `user` only reads the operands that are `buffer` or views of it (a call: its
-    callee only reads those arguments)."""
+    callee only reads those arguments; a call back into a function of `calls`, the chain
+    that led here, counts as a write)."""
     positions = [i for i, value in enumerate(user.operands) if buffer_root(value) == buffer]
     if user.name in _READ_OPERANDS:
         return all(i in _READ_OPERANDS[user.name] for i in positions)
     if user.name.startswith("linalg.") and "operandSegmentSizes" in user.attributes:
         inputs = ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0]
         return all(i < inputs for i in positions)
-    if user.name == "func.call":
-        callee = _callee(user)
-        return callee is not None and all(
-            _argument_read_only(callee, callee.regions[0].blocks[0].arguments[i]) for i in positions
-        )
-    return False
+    if user.name != "func.call":
+        return False
+    name = ir.FlatSymbolRefAttr(user.attributes["callee"]).value
+    callee = _function(user, name)
+    if callee is None or name in calls:
+        return False
+    arguments = callee.regions[0].blocks[0].arguments
+    return all(_argument_read_only(arguments[i], calls | {name}) for i in positions)
 
 
-def _callee(call: ir.Operation) -> ir.Operation | None:
-    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-    module = call
-    while module.name != "builtin.module":
+def _function(op: ir.Operation, name: str) -> ir.Operation | None:
+    """The func.func with a body named `name` in the module that holds `op`, or None."""
+    module = op
+    while module is not None and module.name != "builtin.module":
         module = module.parent
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op if op.regions[0].blocks else None
+    if module is None:
+        return None
+    for candidate in module.regions[0].blocks[0].operations:
+        candidate = candidate.operation
+        if candidate.name != "func.func" or not candidate.regions[0].blocks:
+            continue
+        if ir.StringAttr(candidate.attributes["sym_name"]).value == name:
+            return candidate
     return None
 
 
-def _argument_read_only(function: ir.Operation, argument: ir.Value) -> bool:
+def _argument_read_only(argument: ir.Value, calls: frozenset) -> bool:
     found = users_through_views(argument)
     return found is not None and all(
-        _reads_only(user, argument) for user in found if user.name not in VIEW_OPS
+        _reads_only(user, argument, calls) for user in found if user.name not in VIEW_OPS
     )
 
 

@@ -328,3 +328,24 @@ func.func @slices_written(%x: memref<1x4x4x4xf32>, %out: memref<1x2x4x4xf32>, %o
   call @consume_into(%c, %whole) : (memref<1x2x4x4xf32>, memref<1x4x4x4xf32>) -> ()
   return
 }
+
+// -----
+
+// Kept: a callee that passes the buffer on to itself is not known to only read it.
+// CHECK-LABEL: func.func @recursive_reader
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: memref.copy %{{.*}}, %[[A]]
+// CHECK: call @loop(%[[A]], %arg1)
+func.func private @loop(%x: memref<4xf32>, %out: memref<4xf32>) {
+  call @loop(%x, %out) : (memref<4xf32>, memref<4xf32>) -> ()
+  return
+}
+func.func @recursive_reader(%x: memref<2x4xf32>, %out: memref<4xf32>) {
+  %whole = memref.alloc() : memref<2x4xf32>
+  memref.copy %x, %whole : memref<2x4xf32> to memref<2x4xf32>
+  %t = memref.subview %whole[1, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %t, %a : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
+  call @loop(%a, %out) : (memref<4xf32>, memref<4xf32>) -> ()
+  return
+}
