@@ -767,10 +767,14 @@ def _config_problem(config: dict, rank: int) -> str | None:
 
 
 def kernels(module: ir.Operation) -> list[ir.Operation]:
+    """The module's `tile.kernel` functions that have a body (a declaration has nothing to
+    tile)."""
     return [
         op.operation
         for op in module.regions[0].blocks[0].operations
-        if op.operation.name == "func.func" and KERNEL_ATTR in op.operation.attributes
+        if op.operation.name == "func.func"
+        and KERNEL_ATTR in op.operation.attributes
+        and op.operation.regions[0].blocks
     ]
 
 

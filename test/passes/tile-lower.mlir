@@ -645,3 +645,10 @@ func.func private @depthwise(%x: tensor<1x8x18x18xf32>, %w: tensor<8x1x3x3xf32>)
   } -> tensor<1x8x16x16xf32>
   return %r : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// A kernel declared without a body has nothing to tile: left as it is.
+// CHECK-LABEL: func.func private @declared
+// CHECK-SAME: tile.kernel = "reduction"
+func.func private @declared(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", threads = 2 : i64, tile_sizes = array<i64: 1, 0>, vector_size = 16 : i64}}
