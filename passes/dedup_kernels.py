@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .ir_query import find_ops
+from .ir_query import callee_name, find_ops
 from .registry import register_pass
 from .tile_configure import kernels
 
@@ -35,7 +35,7 @@ def dedup_kernels(module: ir.Operation) -> None:
     if not replaced:
         return
     for call in find_ops(module, lambda op: op.name == "func.call"):
-        callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        callee = callee_name(call)
         if callee in replaced:
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(replaced[callee])
     for kernel in kernels(module):

@@ -30,9 +30,12 @@ from .ir_query import (
     VIEW_OPS,
     attributes_of,
     buffer_root,
+    callee_name,
     constant_value,
     defining_op,
+    enclosing,
     find_ops,
+    symbol_name,
     top_level,
     user_op,
     users_through_views,
@@ -301,7 +304,7 @@ def _reads_only(user: ir.Operation, buffer: ir.Value, calls: frozenset = frozens
         return all(i < inputs for i in positions)
     if user.name != "func.call":
         return False
-    name = ir.FlatSymbolRefAttr(user.attributes["callee"]).value
+    name = callee_name(user)
     callee = _function(user, name)
     if callee is None or name in calls:
         return False
@@ -311,17 +314,11 @@ def _reads_only(user: ir.Operation, buffer: ir.Value, calls: frozenset = frozens
 
 def _function(op: ir.Operation, name: str) -> ir.Operation | None:
     """The func.func with a body named `name` in the module that holds `op`, or None."""
-    module = op
-    while module is not None and module.name != "builtin.module":
-        module = module.parent
-    if module is None:
-        return None
-    for candidate in module.regions[0].blocks[0].operations:
+    for candidate in enclosing(op, "builtin.module").regions[0].blocks[0].operations:
         candidate = candidate.operation
-        if candidate.name != "func.func" or not candidate.regions[0].blocks:
-            continue
-        if ir.StringAttr(candidate.attributes["sym_name"]).value == name:
-            return candidate
+        if candidate.name == "func.func" and candidate.regions[0].blocks:
+            if symbol_name(candidate) == name:
+                return candidate
     return None
 
 

@@ -71,6 +71,11 @@ def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
+def callee_name(call: ir.Operation) -> str:
+    """The name of the function a func.call calls."""
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
 def enclosing(op: ir.Operation, name: str) -> ir.Operation:
     """The nearest op named `name` that holds `op` (a kernel's func.func, say)."""
     parent = op.parent

@@ -34,7 +34,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects import target
-from .ir_query import find_ops, symbol_name
+from .ir_query import callee_name, find_ops, symbol_name
 from .outline_parallel import FORK_PREFIX
 from .registry import register_pass
 
@@ -431,7 +431,7 @@ def lower_fork_join(module: ir.Operation) -> None:
     texts = [_runtime(most_threads, _SPIN_HINTS.get(architecture, ""))]
     for decl in declarations:
         name = symbol_name(decl)
-        uses = [c for c in calls if ir.FlatSymbolRefAttr(c.attributes["callee"]).value == name]
+        uses = [c for c in calls if callee_name(c) == name]
         if not uses:
             decl.erase()
             continue

@@ -609,6 +609,20 @@ def _two_sum(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
     return s, e
 
 
+def _two_product(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """a * b and its exact rounding error: math.fma, which no rewrite may split (an FMA
+    instruction on the targets that take this form)."""
+    product = arith.mulf(a, b)
+    return product, mmath.fma(a, b, arith.negf(product))
+
+
+def _fast_two_sum(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """a + b and its exact rounding error, for |a| >= |b| (or a = 0): three ops where
+    `_two_sum` takes six (Dekker)."""
+    total = arith.addf(a, b)
+    return total, arith.subf(b, arith.subf(total, a))
+
+
 def _reduce_fast(x64: ir.Value) -> tuple[ir.Value, ir.Value]:
     t = x64.type
     k = _round(arith.mulf(x64, _const(t, 2.0 / math.pi)))
@@ -942,19 +956,6 @@ _POW_SUBNORMAL_BELOW = -125.5
 _F32_SMALLEST_NORMAL_BITS = 0x00800000
 _LARGEST_ORDINARY_EXPONENT_BITS = 0x4B800000
 _F32_ORDINARY_LIMIT = 0x7F800000 - 0x00800000
-
-
-def _two_product(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """a * b as an f32 and its exact rounding error: math.fma, which no rewrite may split
-    (an FMA instruction on the targets that take this form)."""
-    product = arith.mulf(a, b)
-    return product, mmath.fma(a, b, arith.negf(product))
-
-
-def _fast_two_sum(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """a + b as an f32 and its exact rounding error, for |a| >= |b| (or a = 0)."""
-    total = arith.addf(a, b)
-    return total, arith.subf(b, arith.subf(total, a))
 
 
 def _pow_by_tables(x: ir.Value, y: ir.Value, avx512: Avx512) -> tuple[ir.Value, ir.Value]:

@@ -34,6 +34,7 @@ from mlir.dialects import arith
 from . import linalg_builders as lb
 from .ir_query import (
     attributes_of,
+    callee_name,
     find_ops,
     symbol_name,
     top_level,
@@ -118,10 +119,6 @@ def _align(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
 
 
-def _callee(call: ir.Operation) -> str:
-    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-
-
 class _Planner:
     def __init__(self, module: ir.Operation):
         self.functions = {
@@ -138,7 +135,7 @@ class _Planner:
         on several threads at once, and those already lowered to several blocks."""
         names = set()
         pending = [
-            _callee(call)
+            callee_name(call)
             for fn in self.functions.values()
             for call in find_ops(fn, lambda op: op.name == "func.call")
             if _inside_parallel_loop(call)
@@ -150,7 +147,7 @@ class _Planner:
                 continue
             names.add(name)
             fn = self.functions[name]
-            pending += [_callee(c) for c in find_ops(fn, lambda op: op.name == "func.call")]
+            pending += [callee_name(c) for c in find_ops(fn, lambda op: op.name == "func.call")]
         return names
 
     def need(self, name: str) -> int:
@@ -174,7 +171,7 @@ class _Planner:
                 if task is None:
                     continue
             if op.name == "func.call":
-                size = self.need(_callee(op))
+                size = self.need(callee_name(op))
                 users = [op]
             else:
                 size = _static_bytes(ir.MemRefType(op.results[0].type))
