@@ -5,10 +5,12 @@ dialect.
 
 - `matmul`: the linalg.matmul is tiled twice, into cache blocks (`tile_sizes`, in the loop
   order `interchange`) and into `register_tile` micro-kernels; its fill and the elementwise
-  epilogue are tiled into vector-sized rows. With `pack`, its operands are packed into
-  micro-panels first, in the kernel, or, for constants (weights), as it is compiled. The
-  contractions are tiled first (`contractions=true`), before elementwise fusion, which would
-  otherwise fold the reshapes around a matmul into it and turn it into a generic.
+  epilogue are tiled into vector-sized rows. A `direct` conv becomes a contraction over its
+  input in place (direct_conv.py), tiled into micro-kernels over its taps. With `pack`, its
+  operands are packed into micro-panels first, in the kernel, or, for constants (weights), as
+  it is compiled. The contractions are tiled first (`contractions=true`), before elementwise
+  fusion, which would otherwise fold the reshapes around a matmul into it and turn it into a
+  generic.
 - `elementwise`: each elementwise op is tiled into vector-sized rows of the innermost dim.
 - `rows`: --tile-rows already made the loop over rows; each row op in it is vectorized whole
   (rows of up to two vectors) or cut into vector-wide pieces, reductions into vector-wide
@@ -33,7 +35,7 @@ from mlir.passmanager import PassManager
 
 from ..diagnostics import DiagnosticCollector, remark, source_pos
 from ..dialects import target as targets
-from . import constant_data
+from . import constant_data, direct_conv
 from . import linalg_builders as lb
 from .hoist_accumulators import hoist_accumulators_in
 from .ir_query import defining_op, find_ops, user_op, within
@@ -585,12 +587,77 @@ def _plan_patch_copy(script: _Script, copy: ir.Operation, config: dict, lanes: i
         script.unit_tiles(handle, [1, 1, 1, 1, 1, run])
 
 
+def _direct_conv(conv: ir.Operation, config: dict) -> ir.Operation:
+    """Rewrites `conv` (on its padded input) as a direct contraction (see direct_conv.py),
+    its columns in whole micro-kernels for each thread."""
+    rows = config["register_tile"][0]
+    problem = direct_conv.unsupported(conv, rows)
+    if problem is None and not _zero_filled(conv.operands[2]):
+        problem = "its result does not start from zeros"
+    if problem is not None:
+        raise TransformFailure(f"direct conv: {problem}")
+    x, w = (lb.ranked(v).shape for v in conv.operands[:2])
+    step = config["register_tile"][1]
+    if config.get("thread_dim", 0) == 1:
+        step *= config.get("threads", 1)
+    shape = direct_conv.layout((x[1], x[2], x[3]), (w[2], w[3]), [0] * 4, step)
+    return direct_conv.rewrite(conv, shape, rows)
+
+
+def _plan_direct_conv(script: _Script, product: ir.Operation, config: dict) -> None:
+    """Tiles a direct conv into micro-kernels (M, then N) over its taps (C, KH, KW, each one at
+    a time, an outer product of a weight column by a run of input pixels), each C tile zeroed
+    where its micro-kernel starts, in registers across the taps (--tile-vectorize hoists it).
+    M outside: on 1 thread of a znver4, 128 channels on 28x28 ran 1.05x and 16 -> 64 on 55x55
+    1.03x faster than with N outside, the rest alike."""
+    mr, nr, _ = config["register_tile"]
+    any_op = "!transform.any_op"
+    handle = script.match(product)
+    fill = script.match(defining_op(product.operands[2]))
+    threads, dim = config.get("threads", 1), config.get("thread_dim", 0)
+    # The product's dims: (O/mr, mr, N, C, KH, KW); config dims M and N are its 0 and 2.
+    rows = script.split(handle, threads, 2 * dim, rank=6)
+    script.count += 1
+    n = script.count
+    if rows != handle:
+        script.lines.append(
+            f"    {fill}s, {fill}sl = transform.structured.fuse_into_containing_op {fill} "
+            f"into {rows}f : ({any_op}, {any_op}) -> ({any_op}, {any_op})"
+        )
+        fill = f"{fill}s"
+    # Tiling M and N fuses the fill of C: each micro-kernel zeroes its own C tile. Each
+    # micro-kernel's weights (mr x C*KH*KW) stay in cache while it walks the image.
+    script.lines += [
+        f"    %dt{n}, %dl{n}:2 = transform.structured.fuse {rows} tile_sizes "
+        f"[1, 0, {nr}, 0, 0, 0] : ({any_op}) -> ({any_op}, {any_op}, {any_op})",
+        f"    transform.apply_patterns to %dl{n}#0 {{",
+        "      transform.apply_patterns.tensor.fold_tensor_empty",
+        f"    }} : {any_op}",
+        f'    %df{n} = transform.structured.match ops{{["linalg.fill"]}} in %dl{n}#1 : '
+        f"({any_op}) -> {any_op}",
+        f"    %dm{n}, %dml{n}:3 = transform.structured.tile_using_for %dt{n} tile_sizes "
+        f"[0, 0, 0, 1, 1, 1] : ({any_op}) -> ({any_op}, {any_op}, {any_op}, {any_op})",
+        f"    transform.apply_patterns to %dml{n}#2 {{",
+        "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
+        f"    }} : {any_op}",
+        f'    %dg{n} = transform.structured.match ops{{["linalg.generic"]}} in %dml{n}#2 : '
+        f"({any_op}) -> {any_op}",
+    ]
+    script.vectorize_later(f"%df{n}")
+    script.vectorize_later(f"%dg{n}")
+
+
 def _plan_kernel(kernel: ir.Operation, config: dict, script: _Script, contractions: bool) -> None:
     strategy = config.get("strategy", "loops")
     ops = [op.operation for op in kernel.regions[0].blocks[0].operations]
     linalg_ops = [op for op in ops if op.name.startswith("linalg.")]
     lanes = config.get("vector_size", 0)
     if contractions:
+        if config.get("direct"):
+            for op in linalg_ops:
+                if op.name == _CONV:
+                    _plan_direct_conv(script, _direct_conv(op, config), config)
+            return
         if config.get("im2col"):
             rewritten = []
             for op in linalg_ops:

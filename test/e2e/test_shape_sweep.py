@@ -193,6 +193,9 @@ CONVS = [
     (2, 24, 14, 14, 24, 5, 1, 2, 24),  # depthwise on two images
     (1, 16, 20, 20, 32, 3, 1, 1, 16),  # depthwise, two outputs per channel
     (1, 8, 113, 113, 8, 3, 1, 1, 8),  # depthwise, rows of a prime width
+    (1, 8, 30, 44, 16, 3, 1, 1, 1),  # direct (read in place): rows of 46, 1380 columns
+    (1, 32, 40, 40, 24, 5, 1, 0, 1),  # direct 5x5, unpadded; 2 cores split its columns
+    (1, 16, 33, 33, 8, 3, 1, 0, 1),  # direct, one micro-kernel of output channels
     (2, 17, 7, 7, 33, 3, 1, 1, 1),
     (1, 1, 127, 129, 7, 3, 1, 0, 1),
     (3, 100, 1, 1, 1000, 1, 1, 0, 1),  # a classifier as a 1x1 conv
@@ -245,6 +248,33 @@ def test_conv2d(n, c, h, w, o, kernel, stride, pad, groups, cores):
     check(compile_for(text, cores)(x, weight, bias), expected)
 
 
+# A direct conv (stride 1, read in place) with padding on some sides only (ONNX's SAME_UPPER
+# pads an even window more at the end), written into a buffer that held NaN: every output
+# pixel is written, none of the computed-and-dropped columns of the padded rows.
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("padding", [(0, 1, 1, 0), (1, 0, 2, 1), (2, 2, 0, 0)])
+def test_direct_conv_with_uneven_padding(padding, cores):
+    top, left, bottom, right = padding
+    rng = np.random.default_rng(sum(padding))
+    x = rng.standard_normal((1, 12, 29, 31), dtype=np.float32)
+    weight = rng.standard_normal((16, 12, 4, 4), dtype=np.float32)
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    expected = conv_reference(padded, weight, np.zeros(16), 1, 0, 1)
+    attrs = f"padding = array<i64: {top}, {left}, {bottom}, {right}>"
+    types = [tensor_type(a.shape) for a in (x, weight)]
+    text = function(
+        [("x", list(x.shape)), ("w", list(weight.shape))],
+        [
+            f'%r = "graph.conv2d"(%x, %w) {{{attrs}}} : ({", ".join(types)}) -> '
+            f"{tensor_type(expected.shape)}"
+        ],
+        list(expected.shape),
+    )
+    fn = compile_for(text, cores)
+    out = np.full(expected.shape, np.nan, np.float32)
+    check(fn(x, weight, out=out), expected)
+
+
 def with_resources(text: str, blobs: dict[str, np.ndarray]) -> str:
     """`text` with each array of `blobs` as a dense_resource blob of that name (as frontends
     store weights)."""
@@ -262,6 +292,7 @@ CONSTANT_CONVS = [
     (64, 56, 64, 3, 1, 1, 1),
     (512, 13, 1000, 1, 1, 0, 1),
     (256, 13, 384, 3, 1, 1, 2),  # AlexNet's grouped 3x3: each group's weights a constant
+    (24, 30, 40, 3, 1, 1, 1),  # direct: weights in panels of 8 channels; 2 cores split N
 ]
 CONSTANT_LINEARS = [(128, 768, 3072), (64, 999, 1024), (1, 1024, 2816), (1, 2816, 1024)]
 CONSTANT_LINEARS += [(1, 2048, 1000), (1, 1280, 1001)]

@@ -212,26 +212,26 @@ func.func @conv(%x: tensor<2x3x16x16xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<2
 
 // -----
 
-// B larger than L2 whose N no 256-wide block divides (784 patches of a 28x28 map) is packed in
-// narrower blocks that divide it: 7 micro-panels of 16.
+// B larger than L2 whose N no 256-wide block divides (784 patches of a 28x28 map, here of a
+// conv of stride 2) is packed in narrower blocks that divide it: 7 micro-panels of 16.
 // V3-LABEL: func.func private @conv_28x28_kernel_0
 // V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 112, 192>
-func.func @conv_28x28(%x: tensor<1x128x28x28xf32>, %w: tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32> {
-  %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x128x28x28xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32>
+func.func @conv_28x28(%x: tensor<1x128x56x56xf32>, %w: tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32> {
+  %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x128x56x56xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32>
   return %0 : tensor<1x128x28x28xf32>
 }
 
 // -----
 
-// 729 patches of a 27x27 map: padded to whole micro-kernels (736) no block of four of them or
-// more divides them (23 x 32, 46 x 16), so they are padded to whole blocks of four (768: 3
-// blocks of 256), and packed.
+// 729 patches of a 27x27 map (a conv of stride 2): padded to whole micro-kernels (736) no block
+// of four of them or more divides them (23 x 32, 46 x 16), so they are padded to whole blocks
+// of four (768: 3 blocks of 256), and packed.
 // V4-LABEL: func.func private @conv_27x27_kernel_0
 // V4-SAME: pack = 4 : i64, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 256, 144>
 // V3-LABEL: func.func private @conv_27x27_kernel_0
 // V3-SAME: pack = 4 : i64, register_tile = array<i64: 4, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 256, 144>
-func.func @conv_27x27(%x: tensor<1x32x27x27xf32>, %w: tensor<128x32x3x3xf32>) -> tensor<1x128x27x27xf32> {
-  %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x27x27xf32>, tensor<128x32x3x3xf32>) -> tensor<1x128x27x27xf32>
+func.func @conv_27x27(%x: tensor<1x32x54x54xf32>, %w: tensor<128x32x3x3xf32>) -> tensor<1x128x27x27xf32> {
+  %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x32x54x54xf32>, tensor<128x32x3x3xf32>) -> tensor<1x128x27x27xf32>
   return %0 : tensor<1x128x27x27xf32>
 }
 
@@ -419,6 +419,47 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
     %0 = "graph.conv2d"(%x, %w) : (tensor<1x2048x7x7xf32>, tensor<512x2048x1x1xf32>) -> tensor<1x512x7x7xf32>
     %1 = "graph.conv2d"(%y, %v) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
     return %0, %1 : tensor<1x512x7x7xf32>, tensor<1x256x14x14xf32>
+  }
+}
+
+// -----
+
+// A conv of stride 1 whose rows lose little to their padded width reads its input in place
+// (direct): 56x56 and 28x28 maps (rows of 58 and 30 pixels, 3264 and 864 columns with the pad
+// to whole micro-kernels: 4% and 10% over OH*OW); a 14x14 map (224 columns, 14% over) and 12
+// output channels (no whole micro-kernels of 8) stay im2col products.
+// CORES-LABEL: func.func private @direct_kernel_0
+// CORES-SAME: tile.config = {direct = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 3264, 576>, vector_size = 16 : i64}
+// CORES-LABEL: func.func private @direct_kernel_1
+// CORES-SAME: tile.config = {direct = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 128, 864, 1152>, vector_size = 16 : i64}
+// CORES-LABEL: func.func private @direct_kernel_2
+// CORES-SAME: tile.config = {im2col = 1
+// CORES-LABEL: func.func private @direct_kernel_3
+// CORES-SAME: tile.config = {im2col = 1
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @direct(%x: tensor<1x64x56x56xf32>, %w: tensor<64x64x3x3xf32>, %y: tensor<1x128x28x28xf32>, %v: tensor<128x128x3x3xf32>, %z: tensor<1x256x14x14xf32>, %u: tensor<256x256x3x3xf32>, %t: tensor<12x64x3x3xf32>) -> (tensor<1x64x56x56xf32>, tensor<1x128x28x28xf32>, tensor<1x256x14x14xf32>, tensor<1x12x56x56xf32>) {
+    %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+    %1 = "graph.conv2d"(%y, %v) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x128x28x28xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32>
+    %2 = "graph.conv2d"(%z, %u) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
+    %3 = "graph.conv2d"(%x, %t) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x56x56xf32>, tensor<12x64x3x3xf32>) -> tensor<1x12x56x56xf32>
+    return %0, %1, %2, %3 : tensor<1x64x56x56xf32>, tensor<1x128x28x28xf32>, tensor<1x256x14x14xf32>, tensor<1x12x56x56xf32>
+  }
+}
+
+// -----
+
+// On 2 cores the threads split a direct conv's output channels where each gets whole
+// micro-kernels; 24 channels (3 micro-kernels) split its columns instead, padded to whole micro-kernels for each
+// thread (a 5x5 window with no padding on 40x40: 36 rows of 40, 1440 columns, 1472).
+// CORES-LABEL: func.func private @direct_threads_kernel_0
+// CORES-SAME: tile.config = {direct = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", thread_dim = 0 : i64, threads = 2 : i64, tile_sizes = array<i64: 64, 3264, 576>, vector_size = 16 : i64}
+// CORES-LABEL: func.func private @direct_threads_kernel_1
+// CORES-SAME: tile.config = {direct = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", thread_dim = 1 : i64, threads = 2 : i64, tile_sizes = array<i64: 24, 1472, 800>, vector_size = 16 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 2 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @direct_threads(%x: tensor<1x64x56x56xf32>, %w: tensor<64x64x3x3xf32>, %y: tensor<1x32x40x40xf32>, %v: tensor<24x32x5x5xf32>) -> (tensor<1x64x56x56xf32>, tensor<1x24x36x36xf32>) {
+    %0 = "graph.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+    %1 = "graph.conv2d"(%y, %v) : (tensor<1x32x40x40xf32>, tensor<24x32x5x5xf32>) -> tensor<1x24x36x36xf32>
+    return %0, %1 : tensor<1x64x56x56xf32>, tensor<1x24x36x36xf32>
   }
 }
 

@@ -76,3 +76,24 @@ func.func private @huge_tiles(%x: tensor<1x8x66x66xf32>, %w: tensor<8x1x3x3xf32>
   } -> tensor<1x8x64x64xf32>
   return %r : tensor<1x8x64x64xf32>
 }
+
+// -----
+
+// A direct conv reads its input one pixel after another: a config that asks it of a conv of
+// stride 2 falls back to loops.
+// MATMUL-LABEL: func.func private @strided_direct
+// MATMUL-SAME: tile.config = {strategy = "loops"}
+// CHECK-LABEL: func.func private @strided_direct
+// MATMUL: linalg.conv_2d_nchw_fchw
+// STRICT-MATMUL: error: tile-lower cannot realize kernel @strided_direct {{.*}}: direct conv: strides other than 1
+func.func private @strided_direct(%x: tensor<1x2x9x9xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32> attributes {
+    tile.kernel = "convolution",
+    tile.config = {strategy = "matmul", direct = 1 : i64, tile_sizes = array<i64: 8, 16, 18>,
+                   interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 16, 1>, vector_size = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x9x9xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}

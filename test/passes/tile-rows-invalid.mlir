@@ -9,7 +9,7 @@ func.func private @threads_array(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attri
 
 // -----
 
-// expected-error @+1 {{'tile.config' has no key 'tiles' (strategy, tile_sizes, interchange, register_tile, vector_size, threads, thread_dim, chunks, pack, im2col, columns, block_tile, warp_tile, stages, mma, block_threads, rows_per_block)}}
+// expected-error @+1 {{'tile.config' has no key 'tiles' (strategy, tile_sizes, interchange, register_tile, vector_size, threads, thread_dim, chunks, pack, im2col, direct, columns, block_tile, warp_tile, stages, mma, block_threads, rows_per_block)}}
 func.func private @unknown_key(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {tile.kernel = "reduction", tile.config = {strategy = "rows", tiles = array<i64: 1, 0>}} {
   %0 = "graph.softmax"(%x) {axis = 1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
