@@ -39,7 +39,7 @@ from mlir.dialects import arith, llvm, memref, scf, vector
 from ..dialects import target as target_dialect
 from .ir_query import defining_op, top_level, user_op, vector_access
 from .registry import register_pass
-from .tile_configure import KERNEL_ATTR, kernels
+from .tile_configure import kernel_kind, kernels
 
 # Streaming stores need addresses aligned to their width, or LLVM splits them into scalar
 # ones. 16 bytes is what malloc guarantees (so numpy's arrays have it), and 16-byte streaming
@@ -278,7 +278,7 @@ def streaming_stores(module: ir.Operation) -> None:
         return
     last_level = desc.l3_bytes or desc.l2_bytes
     for kernel in kernels(module):
-        kind = ir.StringAttr(kernel.attributes[KERNEL_ATTR]).value
+        kind = kernel_kind(kernel)
         if kind not in _STREAMING_KINDS or not kernel.regions[0].blocks:
             continue
         if 2 * _touched_bytes(kernel) >= last_level:
