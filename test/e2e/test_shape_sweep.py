@@ -172,6 +172,7 @@ CONVS = [
     (1, 64, 56, 56, 128, 3, 2, 1, 1),  # strided 3x3
     (1, 128, 28, 28, 128, 3, 1, 1, 1),  # 784 columns: packed in blocks of 112
     (1, 512, 28, 28, 256, 1, 1, 0, 1),  # the input itself packed in blocks of 112
+    (1, 28, 28, 28, 28, 1, 1, 0, 1),  # a ShuffleNet group: 784 columns unpadded, unpacked
     (1, 16, 55, 55, 64, 3, 1, 1, 1),  # SqueezeNet's expand 3x3: odd rows, 3025 columns
     (1, 64, 55, 55, 16, 1, 1, 0, 1),  # its squeeze: 3072 columns, split along N on 2 cores
     (1, 32, 27, 27, 128, 3, 1, 1, 1),  # 729 columns: packed, padded to 768

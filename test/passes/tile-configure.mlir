@@ -465,6 +465,27 @@ module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-g
 
 // -----
 
+// A 1x1 conv of stride 1 multiplies its input in place where its columns are whole vectors:
+// 784 of a 28x28 map are not padded to 800 (no copy of the input into padded rows; packed
+// where B outgrows L2, in blocks of 112 that divide them). 196 of a 14x14 map are not whole
+// vectors, but the pad to 224 is more than an eighth: unpadded too.
+// CORES-LABEL: func.func private @in_place_kernel_0
+// CORES-SAME: tile.config = {columns = 784 : i64, im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, pack = 4 : i64, register_tile = array<i64: 8, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 112, 256>, vector_size = 16 : i64}
+// CORES-LABEL: func.func private @in_place_kernel_1
+// CORES-SAME: tile.config = {columns = 784 : i64, im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 7, 16, 1>, strategy = "matmul", tile_sizes = array<i64: 28, 256, 28>, vector_size = 16 : i64}
+// CORES-LABEL: func.func private @in_place_kernel_2
+// CORES-SAME: tile.config = {im2col = 1 : i64, interchange = array<i64: 1, 2, 0>, register_tile = array<i64: 8, 32, 1>, strategy = "matmul", tile_sizes = array<i64: 64, 196, 64>, vector_size = 16 : i64}
+module attributes {target.desc = {kind = "cpu", triple = "x86_64-unknown-linux-gnu", cores = 1 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64, l1_bytes = 32768 : i64, l2_bytes = 1048576 : i64}} {
+  func.func @in_place(%x: tensor<1x512x28x28xf32>, %w: tensor<128x512x1x1xf32>, %y: tensor<1x28x28x28xf32>, %v: tensor<28x28x1x1xf32>, %z: tensor<1x64x14x14xf32>, %u: tensor<64x64x1x1xf32>) -> (tensor<1x128x28x28xf32>, tensor<1x28x28x28xf32>, tensor<1x64x14x14xf32>) {
+    %0 = "graph.conv2d"(%x, %w) : (tensor<1x512x28x28xf32>, tensor<128x512x1x1xf32>) -> tensor<1x128x28x28xf32>
+    %1 = "graph.conv2d"(%y, %v) : (tensor<1x28x28x28xf32>, tensor<28x28x1x1xf32>) -> tensor<1x28x28x28xf32>
+    %2 = "graph.conv2d"(%z, %u) : (tensor<1x64x14x14xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x14x14xf32>
+    return %0, %1, %2 : tensor<1x128x28x28xf32>, tensor<1x28x28x28xf32>, tensor<1x64x14x14xf32>
+  }
+}
+
+// -----
+
 // SqueezeNet's squeeze conv on 55x55 on 2 cores: 3025 patches padded to 3040 would leave the
 // threads only M to split (16 rows: each thread would pack all of B for 8); padded to 3072,
 // each thread packs and computes 1536 columns of its own.
