@@ -32,7 +32,7 @@ from mlir.dialects import arith
 
 from . import constant_data
 from . import linalg_builders as lb
-from .ir_query import defining_op
+from .ir_query import constant_value, defining_op
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,35 +168,16 @@ def _unpadded(x: ir.Value) -> tuple[ir.Value, list[int]]:
 
 
 def _zero_borders(insert: ir.Operation) -> bool:
-    """Whether the buffer `insert` writes into is a tensor.empty whose other elements were set
-    to zero (by fills of slices inserted into it)."""
+    """Whether the buffer that `insert` writes into holds zeros, or nothing defined, but where
+    it writes: a tensor.empty, zero-filled whole or in slices inserted into it."""
     dest = insert.operands[1]
     while True:
         op = defining_op(dest)
-        if op is None:
+        if op is None or op.name not in ("tensor.empty", "linalg.fill", "tensor.insert_slice"):
             return False
         if op.name == "tensor.empty":
             return True
-        if op.name == "linalg.fill":
-            return _is_zero(op.operands[0]) and _zero_borders_of_fill(op)
-        if op.name != "tensor.insert_slice":
-            return False
-        fill = defining_op(op.operands[0])
-        if fill is None or fill.name != "linalg.fill" or not _is_zero(fill.operands[0]):
+        fill = op if op.name == "linalg.fill" else defining_op(op.operands[0])
+        if fill is None or fill.name != "linalg.fill" or constant_value(fill.operands[0]) != 0:
             return False
         dest = op.operands[1]
-
-
-def _zero_borders_of_fill(fill: ir.Operation) -> bool:
-    empty = defining_op(fill.operands[1])
-    return empty is not None and empty.name == "tensor.empty"
-
-
-def _is_zero(value: ir.Value) -> bool:
-    op = defining_op(value)
-    return (
-        op is not None
-        and op.name == "arith.constant"
-        and isinstance(op.attributes["value"], ir.FloatAttr)
-        and ir.FloatAttr(op.attributes["value"]).value == 0.0
-    )

@@ -38,7 +38,7 @@ from ..dialects import target as targets
 from . import constant_data, direct_conv
 from . import linalg_builders as lb
 from .hoist_accumulators import hoist_accumulators_in
-from .ir_query import defining_op, find_ops, user_op, within
+from .ir_query import constant_value, defining_op, find_ops, user_op, within
 from .lower_copies import contiguous
 from .pair_products import write_pair_panels_whole, write_pair_products
 from .prefetch_panels import BLOCK_ATTR, MICRO_KERNEL_ATTR
@@ -380,14 +380,7 @@ _CONV = "linalg.conv_2d_nchw_fchw"
 
 def _zero_filled(value: ir.Value) -> bool:
     fill = defining_op(value)
-    if fill is None or fill.name != "linalg.fill":
-        return False
-    constant = defining_op(fill.operands[0])
-    return (
-        constant is not None
-        and constant.name == "arith.constant"
-        and ir.FloatAttr(constant.attributes["value"]).value == 0.0
-    )
+    return fill is not None and fill.name == "linalg.fill" and constant_value(fill.operands[0]) == 0
 
 
 def _im2col(
