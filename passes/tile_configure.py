@@ -340,8 +340,11 @@ def im2col_columns(columns: int, nr: int, packed: bool) -> int:
 
 
 # A direct conv computes (and drops) the padded columns of each output row: on 1 thread of a
-# znver4, medians, 3x3 convs on 56x56 (3.6% more columns) ran 1.14x and 1.23x im2col's speed
-# (64 and 16 -> 64 channels), on 28x28 (10%) 1.04x, on 14x14 (14%) 0.95x, on 7x7 (31%) 0.87x.
+# znver4, medians, with rows of W + 2 pixels for a 3x3 window, 3x3 convs on 56x56 (3.6% more
+# columns) ran 1.14x and 1.23x im2col's speed (64 and 16 -> 64 channels), on 28x28 (10%)
+# 1.04x, on 14x14 (14%) 0.95x, on 7x7 (31%) 0.87x. Rows of W + 1 (the borders shared) took
+# 2-6% off those of 56x56 to 27x27; 14x14 maps are still 14% more (224 columns: 14 rows of
+# 15, rounded up to whole micro-kernels).
 _DIRECT_WASTE = 1.125
 
 

@@ -589,12 +589,10 @@ def _direct_conv(conv: ir.Operation, config: dict) -> ir.Operation:
         problem = "its result does not start from zeros"
     if problem is not None:
         raise TransformFailure(f"direct conv: {problem}")
-    x, w = (lb.ranked(v).shape for v in conv.operands[:2])
     step = config["register_tile"][1]
     if config.get("thread_dim", 0) == 1:
         step *= config.get("threads", 1)
-    shape = direct_conv.layout((x[1], x[2], x[3]), (w[2], w[3]), [0] * 4, step)
-    return direct_conv.rewrite(conv, shape, rows)
+    return direct_conv.rewrite(conv, rows, step)
 
 
 def _plan_direct_conv(script: _Script, product: ir.Operation, config: dict) -> None:

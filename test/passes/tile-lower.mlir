@@ -655,21 +655,22 @@ func.func private @declared(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes
 
 // -----
 
-// A conv configured direct reads its padded input in place: the image goes into rows of 80
-// pixels a channel (8x8 padded, then zeros for the reads past the last output row), and the
-// product [O/8, 8, 48] (6 output rows of the padded width 8) sums w[o, c, i, j] times pixel
-// i * 8 + j + n of channel c. Each 8 x 16 micro-kernel zeroes its C tile where it starts and
-// takes the taps one at a time: a column of weights by a run of 16 pixels (of the 34 that its
-// taps read). The result keeps the first 6 pixels of each row.
+// A conv configured direct reads its padded input in place: the image goes into rows of 64
+// pixels a channel (8 rows of 7: 6 pixels and a zero that is the right border of one row and
+// the left of the next; then zeros for the reads past the last output row), and the product
+// [O/8, 8, 48] (6 output rows of 7, 42 columns, rounded up to whole micro-kernels) sums
+// w[o, c, i, j] times pixel i * 7 + j + n of channel c. Each 8 x 16 micro-kernel zeroes its C
+// tile where it starts and takes the taps one at a time: a column of weights by a run of 16
+// pixels (of the 32 that its taps read). The result keeps the first 6 pixels of each row.
 // MATMUL-LABEL: func.func private @conv_direct
-// MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x80xf32>)
-// MATMUL: tensor.insert_slice %{{.*}} into %{{.*}}[0, 1, 1] [2, 6, 6] [1, 1, 1] : tensor<2x6x6xf32> into tensor<2x8x8xf32>
+// MATMUL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x64xf32>)
+// MATMUL: tensor.insert_slice %{{.*}} into %{{.*}}[0, 1, 1] [2, 6, 6] [1, 1, 1] : tensor<2x6x6xf32> into tensor<2x8x7xf32>
 // MATMUL: scf.for
-// MATMUL: tensor.extract_slice %{{.*}}[0, %{{.*}}] [2, 34] [1, 1] : tensor<2x80xf32> to tensor<2x34xf32>
+// MATMUL: tensor.extract_slice %{{.*}}[0, %{{.*}}] [2, 32] [1, 1] : tensor<2x64xf32> to tensor<2x32xf32>
 // MATMUL: linalg.fill {tile.vectorize} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x8x16xf32>)
 // MATMUL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<16xf32>) outs(%{{.*}} : tensor<8x16xf32>) attrs = {tile.vectorize}
 // MATMUL: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<1x8x48xf32> into tensor<8x48xf32>
-// MATMUL: tensor.extract_slice %{{.*}}[0, 0, 0] [8, 6, 6] [1, 1, 1] : tensor<8x6x8xf32> to tensor<8x6x6xf32>
+// MATMUL: tensor.extract_slice %{{.*}}[0, 0, 0] [8, 6, 6] [1, 1, 1] : tensor<8x6x7xf32> to tensor<8x6x6xf32>
 // MATMUL-NOT: linalg.conv_2d
 func.func private @conv_direct(%x: tensor<1x2x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x6x6xf32> attributes {
     tile.kernel = "convolution",
