@@ -102,11 +102,10 @@ def rewrite(conv: ir.Operation, rows: int, step: int) -> ir.Operation:
     o = out.shape[1]
     image, (top, left) = _unpadded(x)
     _, c, h, wd = lb.ranked(image).shape
-    height, width = lb.ranked(x).shape[2:]
-    window = lb.ranked(w).shape[2:]
-    padding = [top, left, height - h - top, width - wd - left]
-    shape = layout((c, h, wd), window, padding, step)
-    width = shape.width
+    padded_h, padded_w = lb.ranked(x).shape[2:]
+    padding = [top, left, padded_h - h - top, padded_w - wd - left]
+    shape = layout((c, h, wd), lb.ranked(w).shape[2:], padding, step)
+    width = shape.width  # the pitch of the flat rows, which the padded width need not be
     with ir.InsertionPoint(conv), conv.location:
         zero = lb.scalar(element, 0)
         flat = _flat_input(image, shape, zero)

@@ -339,6 +339,11 @@ def im2col_columns(columns: int, nr: int, packed: bool) -> int:
     return padded
 
 
+def _grouped(conv: ir.Operation) -> bool:
+    """Whether a conv has more than one group (its `groups` attribute, 1 where left out)."""
+    return "groups" in conv.attributes and ir.IntegerAttr(conv.attributes["groups"]).value != 1
+
+
 # A direct conv computes (and drops) the padded columns of each output row: on 1 thread of a
 # znver4, medians, with rows of W + 2 pixels for a 3x3 window, 3x3 convs on 56x56 (3.6% more
 # columns) ran 1.14x and 1.23x im2col's speed (64 and 16 -> 64 channels), on 28x28 (10%)
@@ -353,17 +358,15 @@ def _direct_conv_config(desc, conv: ir.Operation) -> dict | None:
     a contraction reading its padded input in place (see direct_conv.py), M = O, N = OH rows
     of the padded width (rounded up to whole micro-kernels), K = C*KH*KW. The threads split
     M where it divides into their micro-kernels, else N."""
-    groups = conv.attributes["groups"] if "groups" in conv.attributes else None
-    if groups is not None and ir.IntegerAttr(groups).value != 1:
+    if _grouped(conv):
         return None
     types = [v.type for v in (*conv.operands[:2], conv.results[0])]
     if not all(str(ir.RankedTensorType(t).element_type) == "f32" for t in types):
         return None
     n, c, h, w = ir.RankedTensorType(conv.operands[0].type).shape
     o, _, kh, kw = ir.RankedTensorType(conv.operands[1].type).shape
-    if n != 1 or kh * kw == 1 or _pair(conv, "strides") != [1, 1]:
-        return None
-    if _pair(conv, "dilations") != [1, 1]:
+    unit_steps = _pair(conv, "strides") == _pair(conv, "dilations") == [1, 1]
+    if n != 1 or kh * kw == 1 or not unit_steps:
         return None
     padding = [0] * 4
     if "padding" in conv.attributes:
@@ -397,8 +400,7 @@ def _direct_conv_config(desc, conv: ir.Operation) -> dict | None:
 def _conv_config(desc, conv: ir.Operation) -> dict | None:
     """A grouped-free conv as a matmul of its weights by its input patches (im2col):
     M = O, N = N*OH*OW (padded: im2col_columns), K = C*KH*KW."""
-    groups = conv.attributes["groups"] if "groups" in conv.attributes else None
-    if groups is not None and ir.IntegerAttr(groups).value != 1:
+    if _grouped(conv):
         return None
     weight = ir.RankedTensorType(conv.operands[1].type).shape
     out = ir.RankedTensorType(conv.results[0].type).shape

@@ -170,13 +170,16 @@ CONVS = [
     (1, 256, 14, 14, 64, 1, 1, 0, 1),  # 1x1 projection
     (1, 64, 56, 56, 64, 3, 1, 1, 1),  # ResNet 3x3
     (1, 64, 56, 56, 128, 3, 2, 1, 1),  # strided 3x3
-    (1, 128, 28, 28, 128, 3, 1, 1, 1),  # 784 columns: packed in blocks of 112
+    (1, 128, 28, 28, 128, 3, 1, 1, 1),  # direct: rows of 29, 832 columns
+    (1, 128, 56, 56, 128, 3, 2, 1, 1),  # im2col's 784 columns (of stride 2): packed
     (1, 512, 28, 28, 256, 1, 1, 0, 1),  # the input itself packed in blocks of 112
     (1, 28, 28, 28, 28, 1, 1, 0, 1),  # a ShuffleNet group: 784 columns unpadded, unpacked
-    (1, 16, 55, 55, 64, 3, 1, 1, 1),  # SqueezeNet's expand 3x3: odd rows, 3025 columns
+    (1, 16, 55, 55, 64, 3, 1, 1, 1),  # SqueezeNet's expand 3x3: direct, rows of 56
     (1, 64, 55, 55, 16, 1, 1, 0, 1),  # its squeeze: 3072 columns, split along N on 2 cores
-    (1, 32, 27, 27, 128, 3, 1, 1, 1),  # 729 columns: packed, padded to 768
-    (1, 48, 28, 28, 48, 3, 1, 1, 1),  # 784 columns padded to 832: 24 zeroed a thread on 2
+    (1, 32, 27, 27, 128, 3, 1, 1, 1),  # direct, rows of 28
+    (1, 32, 54, 54, 128, 3, 2, 1, 1),  # im2col's 729 columns: packed, padded to 768
+    (1, 48, 28, 28, 48, 3, 1, 1, 1),  # direct, 48 channels: 3 micro-kernels a thread on 2
+    (1, 48, 56, 56, 48, 3, 2, 1, 1),  # im2col's 784 columns padded to 832: 24 zeroed a thread
     (1, 512, 13, 13, 1000, 1, 1, 0, 1),  # SqueezeNet's classifier: 169 columns
     (1, 2048, 7, 7, 512, 1, 1, 0, 1),  # ResNet's last stage: 49 columns (padded on AVX2)
     (1, 512, 7, 7, 512, 3, 1, 1, 1),  # its 3x3 conv there
@@ -194,7 +197,7 @@ CONVS = [
     (2, 24, 14, 14, 24, 5, 1, 2, 24),  # depthwise on two images
     (1, 16, 20, 20, 32, 3, 1, 1, 16),  # depthwise, two outputs per channel
     (1, 8, 113, 113, 8, 3, 1, 1, 8),  # depthwise, rows of a prime width
-    (1, 8, 30, 44, 16, 3, 1, 1, 1),  # direct (read in place): rows of 46, 1380 columns
+    (1, 8, 30, 44, 16, 3, 1, 1, 1),  # direct (read in place): rows of 45, 1376 columns
     (1, 32, 40, 40, 24, 5, 1, 0, 1),  # direct 5x5, unpadded; 2 cores split its columns
     (1, 16, 33, 33, 8, 3, 1, 0, 1),  # direct, one micro-kernel of output channels
     (2, 17, 7, 7, 33, 3, 1, 1, 1),
